@@ -1,0 +1,117 @@
+"""Settings: one table of every knob, read from the environment and `.env`.
+
+Precedence is process environment > `<workspace>/.env` (or `--env-file`) >
+the defaults below. `.env` values are *not* copied into `os.environ`, so
+commands run by the bash tool never see the API key. A value that does not
+parse never crashes the program: it becomes a one-line warning naming the
+setting, and the default is used instead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from dotenv import dotenv_values
+from dotenv.parser import parse_stream
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+def _field(default, doc: str, kind: str = "str", minimum: float | None = None):
+    return field(default=default, metadata={"doc": doc, "kind": kind, "min": minimum})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting, with its default. Field names are the env var names, lowercased."""
+
+    anthropic_api_key: str = _field("", "API key (sent as a bearer token)")
+    anthropic_auth_token: str = _field("", "alternative to the key, for compatible endpoints")
+    anthropic_base_url: str = _field("", "Anthropic-compatible endpoint; empty = api.anthropic.com")
+    model_id: str = _field(DEFAULT_MODEL, "model name sent to the API")
+    max_tokens: int = _field(8000, "max output tokens per model call", "int", 1)
+    bash_timeout: float = _field(120.0, "seconds before a bash command's process group is killed", "float", 0.1)
+    api_max_retries: int = _field(2, "retries on 429/5xx/connection errors", "int", 0)
+    api_timeout: float = _field(600.0, "seconds to wait on one API request", "float", 1)
+    s08_history_file: str = _field("~/.s08_history", "where the prompt's input history is kept")
+
+    @property
+    def base_url(self) -> str:
+        return (self.anthropic_base_url or DEFAULT_BASE_URL).rstrip("/")
+
+    @property
+    def has_credentials(self) -> bool:
+        return bool(self.anthropic_api_key or self.anthropic_auth_token)
+
+
+class SettingsResult:
+    """Settings plus the warnings met while reading them (one line each)."""
+
+    def __init__(self, settings: Settings, warnings: list[str]):
+        self.settings = settings
+        self.warnings = warnings
+
+
+def _parse(name: str, raw: str, kind: str, minimum):
+    if kind == "int":
+        value = int(raw.strip().replace("_", ""))
+    elif kind == "float":
+        value = float(raw.strip())
+    else:
+        return raw.strip()
+    if minimum is not None and value < minimum:
+        raise ValueError(f"must be at least {minimum:g}")
+    return value
+
+
+def _dotenv_problems(path: Path) -> list[str]:
+    """Lines of a .env file that python-dotenv could not parse (it skips them quietly)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as stream:
+            return [f"{path.name} line {b.original.line}: could not parse {b.original.string.strip()[:40]!r}"
+                    for b in parse_stream(stream) if b.error]
+    except OSError as exc:
+        return [f"cannot read {path}: {exc.strerror}"]
+
+
+def load_settings(workspace: Path, env_file: Path | None = None,
+                  environ: dict[str, str] | None = None) -> SettingsResult:
+    """Read every setting; never raises for a bad value."""
+    environ = dict(os.environ if environ is None else environ)
+    warnings: list[str] = []
+    env_path = env_file or workspace / ".env"
+    file_values: dict[str, str] = {}
+    if env_path.is_file():
+        warnings += _dotenv_problems(env_path)
+        file_values = {k: v for k, v in dotenv_values(env_path).items() if v is not None}
+    elif env_file is not None:
+        warnings.append(f"env file {env_file} not found; using the environment only")
+
+    values = {}
+    for f in fields(Settings):
+        name = f.name.upper()
+        source = "environment" if name in environ else ".env" if name in file_values else None
+        if source is None:
+            continue
+        raw = environ[name] if source == "environment" else file_values[name]
+        if raw.strip() == "":
+            continue      # an empty value means "not set" (as in a copied .env.example)
+        try:
+            values[f.name] = _parse(name, raw, f.metadata["kind"], f.metadata["min"])
+        except ValueError as exc:
+            reason = str(exc) if "at least" in str(exc) else f"must be a {'whole ' if f.metadata['kind'] == 'int' else ''}number"
+            warnings.append(f"{name}={raw!r} (from {source}) {reason}; using the default {f.default!r}")
+    return SettingsResult(Settings(**values), warnings)
+
+
+def missing_key_message(workspace: Path) -> str:
+    return (f"No API key configured. Put ANTHROPIC_API_KEY=sk-ant-... in {workspace / '.env'} "
+            "(or export it; ANTHROPIC_AUTH_TOKEN works for compatible endpoints).")
+
+
+def describe_settings() -> list[tuple[str, object, str]]:
+    """(NAME, default, doc) for every setting — used by tests to keep .env.example complete."""
+    return [(f.name.upper(), f.default, f.metadata["doc"]) for f in fields(Settings)]

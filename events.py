@@ -1,0 +1,77 @@
+"""The small event objects the loop, the model boundary and the compaction layers emit.
+
+Nothing outside ui.py prints. Producers call `emit(event)`; the UI decides
+how each one looks (`[auto_compact triggered]`, a spinner, a dim status line).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class RequestStarted:
+    purpose: str = "answer"          # "answer" or "summary"
+
+
+@dataclass
+class TextDelta:
+    text: str
+
+
+@dataclass
+class ResponseDone:
+    stop_reason: str | None
+    usage: dict = field(default_factory=dict)
+
+
+@dataclass
+class Retrying:
+    delay: float
+    reason: str
+    attempt: int
+    max_attempts: int
+
+
+@dataclass
+class ToolStarted:
+    tool_use_id: str
+    name: str
+    input: Any
+
+
+@dataclass
+class ToolFinished:
+    tool_use_id: str
+    name: str
+    content: str
+    is_error: bool
+    seconds: float
+
+
+@dataclass
+class Notice:
+    """A one-line remark: `kind` is "info", "warning" or "error"."""
+    text: str
+    kind: str = "info"
+
+
+@dataclass
+class Interrupted:
+    where: str = "turn"
+
+
+@dataclass
+class Compaction:
+    """Something a compaction layer did; `layer` names it (e.g. "snip_compact")."""
+    layer: str
+    message: str
+    details: dict = field(default_factory=dict)
+
+
+Emit = Callable[[Any], None]
+
+
+def ignore(_event: Any) -> None:
+    """An emitter that drops everything (for calls whose progress nobody watches)."""

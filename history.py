@@ -1,0 +1,68 @@
+"""Helpers over the message list — plain dicts, exactly as the API takes them.
+
+The history must always be sendable: every `tool_use` answered by a
+`tool_result` at the start of the next user message, roles alternating,
+no empty text. `add_user_text` keeps alternation by folding new text into a
+trailing user message (after its tool results), and `close_dangling_tool_uses`
+answers any tool call left open by an interruption.
+"""
+
+from __future__ import annotations
+
+INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished; it may not have completed."
+INTERRUPTED_MARK = "[Request interrupted by user]"
+
+
+def blocks(message: dict) -> list[dict]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content or [])
+
+
+def tool_uses(message: dict) -> list[dict]:
+    if message.get("role") != "assistant":
+        return []
+    return [b for b in blocks(message) if b.get("type") == "tool_use"]
+
+
+def tool_result(tool_use_id: str, content: str, is_error: bool = False) -> dict:
+    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content or "(no output)"}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def text_of(message: dict) -> str:
+    return "\n".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text")
+
+
+def add_user_text(messages: list[dict], text: str) -> None:
+    """Append the user's words, merging into a trailing user message so roles still alternate."""
+    if not text.strip():
+        return
+    if messages and messages[-1].get("role") == "user":
+        last = messages[-1]
+        messages[-1] = {"role": "user", "content": blocks(last) + [{"type": "text", "text": text}]}
+    else:
+        messages.append({"role": "user", "content": text})
+
+
+def close_dangling_tool_uses(messages: list[dict], note: str = INTERRUPTED_RESULT) -> int:
+    """Answer tool calls of the last assistant message that have no result yet. Returns how many."""
+    if not messages or messages[-1].get("role") != "assistant":
+        return 0
+    open_calls = tool_uses(messages[-1])
+    if open_calls:
+        messages.append({"role": "user", "content": [tool_result(b["id"], note, True) for b in open_calls]})
+    return len(open_calls)
+
+
+def last_user_request(messages: list[dict]) -> str:
+    """The newest text the person typed (not a tool result)."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            text = text_of(message).strip()
+            if text:
+                return text
+    return ""

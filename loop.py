@@ -1,0 +1,136 @@
+"""The agent loop: model call → tools → model call … until the model stops asking for tools.
+
+    run_turn(messages, text, agent)
+      └─ agent_loop(messages, agent)
+           ├─ messages[:] = agent.prepare(messages)     # compaction pipeline, before every call
+           ├─ reply = agent.llm.stream(...)             # text streams out as events
+           ├─ messages.append(assistant reply)
+           └─ run every tool_use in order → one user message of tool_results
+
+`messages` is one list of plain dicts, changed in place. It is valid for the
+API after every step, and again after Ctrl-C or an error at any point:
+unanswered tool calls get an "interrupted" result, a half-streamed answer is
+never appended.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from events import Emit, Interrupted, Notice, ToolFinished, ToolStarted
+from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, add_user_text, close_dangling_tool_uses,
+                     text_of, tool_result)
+from llm import LLM, LLMError, ModelReply
+from tools import ToolContext, run_tool, tool_schemas
+
+MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
+
+SYSTEM_PROMPT = """You are s08, a coding agent working in a terminal, in the workspace {workspace}.
+Use the tools to read, write and edit files and to run commands there; file paths are relative to the
+workspace. Read before you edit. Keep answers short: the person reads them in a terminal.
+Very large tool outputs are saved under .task_outputs/ and replaced by a preview with the file's path;
+older parts of a long conversation may be compacted, with the full transcript saved under .transcripts/."""
+
+
+@dataclass
+class Agent:
+    """Everything one session needs: settings, the model, the tools' context, and where events go."""
+
+    settings: object
+    workspace: Path
+    llm: LLM
+    emit: Emit
+    prepare: Callable[[list], list] = lambda messages: messages
+    tools: list[dict] = field(default_factory=tool_schemas)
+    system: str = ""
+
+    def __post_init__(self):
+        self.system = self.system or SYSTEM_PROMPT.format(workspace=self.workspace)
+        self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings)
+
+
+@dataclass
+class TurnResult:
+    text: str = ""            # the final answer's text
+    ok: bool = True           # False when the turn ended on an error
+    interrupted: bool = False
+    error: str = ""
+
+
+def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent) -> None:
+    """Execute calls in order; append one user message with all results (even on Ctrl-C)."""
+    results: list[dict] = []
+    limit = getattr(agent.settings, "max_tokens", "?")
+    try:
+        for call in calls:
+            if call["id"] in incomplete:
+                results.append(tool_result(call["id"], f"This call was cut off by the output limit "
+                               f"(MAX_TOKENS={limit}) before its input was complete, so it was not run. "
+                               "Retry with smaller pieces (e.g. write a large file in parts).", True))
+                continue
+            agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
+            started = time.monotonic()
+            result = run_tool(call["name"], call.get("input"), agent.tool_ctx)
+            results.append(tool_result(call["id"], result.content, result.is_error))
+            agent.emit(ToolFinished(call["id"], call["name"], result.content, result.is_error,
+                                    time.monotonic() - started))
+    except KeyboardInterrupt as exc:
+        partial = getattr(exc, "partial", "")
+        for call in calls[len(results):]:
+            note = INTERRUPTED_RESULT
+            if partial and call is calls[len(results)]:
+                note += f"\nOutput before the interruption (tail):\n{partial}"
+            results.append(tool_result(call["id"], note, True))
+        messages.append({"role": "user", "content": results})
+        raise
+    messages.append({"role": "user", "content": results})
+
+
+def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
+    """Call the model and run its tools until it answers without tool calls; return the last reply."""
+    cut_off_rounds = 0
+    while True:
+        messages[:] = agent.prepare(messages)
+        reply = agent.llm.stream(system=agent.system, messages=messages, tools=agent.tools, emit=agent.emit)
+        if reply.content:
+            messages.append({"role": "assistant", "content": reply.content})
+        calls = [b for b in reply.content if b.get("type") == "tool_use"]
+        if reply.stop_reason == "max_tokens":
+            cut_off_rounds += 1
+            agent.emit(Notice(f"[response cut off: reached MAX_TOKENS={agent.settings.max_tokens}"
+                              + ("" if calls else "; say \"continue\" to go on") + "]", "warning"))
+        else:
+            cut_off_rounds = 0
+        if reply.stop_reason == "refusal":
+            agent.emit(Notice("[the model declined to continue this request]", "warning"))
+        if not calls:
+            return reply
+        _run_tools(messages, calls, reply.incomplete_tool_ids, agent)
+        if cut_off_rounds >= MAX_CUT_OFF_ROUNDS:
+            agent.emit(Notice(f"[stopped: {cut_off_rounds} replies in a row were cut off by MAX_TOKENS]",
+                              "error"))
+            return reply
+
+
+def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult:
+    """One user turn. `text=None` re-runs the history as it is (/retry). Never raises for
+    Ctrl-C or a failed model call: the history is left valid and the reason is emitted."""
+    close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
+    if text is not None:
+        add_user_text(messages, text)
+    try:
+        reply = agent_loop(messages, agent)
+        final = text_of({"content": reply.content}) if reply.content else ""
+        return TurnResult(text=final)
+    except KeyboardInterrupt:
+        close_dangling_tool_uses(messages)
+        add_user_text(messages, INTERRUPTED_MARK)
+        agent.emit(Interrupted())
+        return TurnResult(ok=False, interrupted=True, error="interrupted")
+    except LLMError as err:
+        close_dangling_tool_uses(messages)
+        agent.emit(Notice(str(err), "error"))
+        return TurnResult(ok=False, error=str(err))

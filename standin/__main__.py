@@ -1,0 +1,53 @@
+"""Run the stand-in by hand:  python -m standin [--port 8765] [--window 200000] [--script replies.json]
+
+Then, in another terminal:
+    ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=test python agent.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from .brain import Brain
+from .server import DEFAULT_WINDOW, StandIn
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m standin", description="Local Messages API stand-in")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens")
+    parser.add_argument("--script", help="JSON file with a list of replies to give before the demo brain")
+    parser.add_argument("--key", help="accept only this API key (default: any non-empty key)")
+    parser.add_argument("--delay", type=float, default=0.01, help="seconds between streamed chunks")
+    parser.add_argument("--lenient", action="store_true", help="skip request validation")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every request")
+    args = parser.parse_args(argv)
+    script = []
+    if args.script:
+        with open(args.script, encoding="utf-8") as f:
+            script = json.load(f)
+    try:
+        server = StandIn(script=script, brain=Brain(), strict=not args.lenient, context_window=args.window,
+                         api_key=args.key, port=args.port, delay=args.delay, verbose=args.verbose).start()
+    except OSError as exc:
+        print(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
+        return 1
+    print(f"stand-in Messages API on {server.url} (window {args.window:,} tokens, "
+          f"{'strict' if not args.lenient else 'lenient'}); Ctrl-C stops it", flush=True)
+    print(f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=test python agent.py", flush=True)
+    try:
+        while True:
+            time.sleep(1)
+            for rejection in server.rejections:
+                print(f"rejected: {rejection}", flush=True)
+            server.rejections.clear()
+    except KeyboardInterrupt:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""A tiny rule-based "model" so a person can try s08 against the stand-in without a key.
+
+It understands a handful of requests (English or Chinese) and answers with
+real tool calls, enough to run the tutorial's experiments by hand:
+
+    run <command>                        one bash call, then a one-line report
+    read <path> [and <path> ...]         read_file calls (several at once = parallel tool_use)
+    read every Python file one by one    find, then one read_file per reply until done
+    use the compact tool [focus: ...]    a compact call
+    tell me a long story                 a slow streamed answer (try Ctrl-C)
+    a summary request                    a summary built from the conversation it was sent
+
+It keeps the plan of the current multi-step request in memory, so it carries
+on correctly after the agent compacts its history.
+"""
+
+from __future__ import annotations
+
+import re
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+STORY = ("Once upon a time a small agent lived in a terminal. Every day it read files, ran commands and "
+         "wrote code, and every day its memory grew a little fuller. ") * 8
+
+
+def _text_of(content) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+
+
+def _latest_request(messages: list[dict]) -> str:
+    for msg in reversed(messages):
+        if msg["role"] == "user":
+            text = _text_of(msg["content"]).strip()
+            if text:
+                return text.splitlines()[-1] if "[Request interrupted" in text else text
+    return ""
+
+
+def _pending_results(messages: list[dict]) -> list[dict]:
+    last = messages[-1]
+    if last["role"] != "user" or isinstance(last["content"], str):
+        return []
+    if any(b.get("type") == "text" for b in last["content"]):
+        return []   # the person wrote something after the results: that is the new request
+    return [b for b in last["content"] if b.get("type") == "tool_result"]
+
+
+def _result_text(block: dict) -> str:
+    content = block.get("content", "")
+    return content if isinstance(content, str) else _text_of(content)
+
+
+class Brain:
+    """Callable reply source for StandIn(brain=Brain())."""
+
+    def __init__(self):
+        self.plan_key, self.files, self.next_file = None, None, 0
+
+    def __call__(self, body: dict) -> dict:
+        messages = body["messages"]
+        request = _latest_request(messages)
+        low = request.lower()
+        zh = bool(CJK.search(request))
+        results = _pending_results(messages)
+        if "<summary-request>" in low or "summarize the conversation" in low:
+            return {"text": self._summary(messages)}
+        if ("every python file" in low or "all python files" in low or
+                ("python" in low and ("逐个" in request or "每个" in request or "所有" in request))):
+            return self._read_all(request, results, zh)
+        if results:
+            return {"text": self._report(results, zh)}
+        match = re.match(r"^(?:run|运行|执行|\$)\s*[:：]?\s*(.+)$", request, re.S | re.I)
+        if match:
+            return {"text": "好的，我来运行。" if zh else "Running it.",
+                    "tool_calls": [{"name": "bash", "input": {"command": match.group(1).strip()}}]}
+        match = re.match(r"^(?:read|读取|读)\s+(.+)$", request, re.I)
+        if match:
+            paths = [p.strip(" `'\"") for p in re.split(r",|\band\b|和", match.group(1)) if p.strip(" `'\"")]
+            return {"tool_calls": [{"name": "read_file", "input": {"path": p}} for p in paths]}
+        if "compact" in low or "压缩" in request:
+            focus = re.search(r"(?:focus|重点)\s*[:：]\s*(.+)$", request, re.I | re.S)
+            return {"text": "Compacting the conversation." if not zh else "正在压缩上下文。",
+                    "tool_calls": [{"name": "compact", "input": {"focus": focus.group(1).strip()} if focus else {}}]}
+        if "story" in low or "故事" in request:
+            return {"text": STORY.strip(), "delay": 0.03, "chunk": 6}
+        hint = ("I am the local stand-in model. Try: 'run ls -la', 'read README.md', "
+                "'read every Python file one by one', 'use the compact tool', 'tell me a long story'.")
+        return {"text": (f"你说：{request[:200]}\n" if zh else f"You said: {request[:200]}\n") + hint}
+
+    def _read_all(self, request: str, results: list[dict], zh: bool) -> dict:
+        find = {"tool_calls": [{"name": "bash", "input": {
+            "command": "find . -name '*.py' -not -path '*/.*' -not -path '*/venv/*' | sort"}}]}
+        if self.plan_key != request:
+            self.plan_key, self.files, self.next_file = request, None, 0
+            return find
+        if self.files is None:
+            if not results:
+                return find
+            self.files = [line.strip() for line in _result_text(results[0]).splitlines()
+                          if line.strip().endswith(".py")]
+        if self.next_file < len(self.files):
+            path = self.files[self.next_file]
+            self.next_file += 1
+            return {"tool_calls": [{"name": "read_file", "input": {"path": path}}]}
+        done = len(self.files)
+        self.plan_key = None
+        return {"text": f"我逐个读完了 {done} 个 Python 文件。" if zh else
+                f"I read all {done} Python files one by one."}
+
+    def _report(self, results: list[dict], zh: bool) -> str:
+        lines = []
+        for r in results:
+            text = _result_text(r).strip()
+            first = text.splitlines()[0][:120] if text else "(empty)"
+            status = "error" if r.get("is_error") else "ok"
+            lines.append(f"- {status}: {first} ({len(text.splitlines())} lines)")
+        return ("工具结果：\n" if zh else "Tool results:\n") + "\n".join(lines)
+
+    def _summary(self, messages: list[dict]) -> str:
+        requests, files, commands = [], [], []
+        for msg in messages:
+            if msg["role"] == "user":
+                text = _text_of(msg["content"]).strip()
+                if text and "<summary-request>" not in text.lower() and not text.startswith("[snipped"):
+                    requests.append(text.splitlines()[0][:200])
+            elif isinstance(msg["content"], list):
+                for b in msg["content"]:
+                    if b.get("type") == "tool_use":
+                        inp = b.get("input", {})
+                        if "path" in inp:
+                            files.append(f"{b['name']} {inp['path']}")
+                        if "command" in inp:
+                            commands.append(inp["command"][:120])
+        out = ["## User requests"] + [f"- {r}" for r in requests[-10:]]
+        out += ["## Files touched"] + [f"- {f}" for f in dict.fromkeys(files)][-40:]
+        out += ["## Commands run"] + [f"- {c}" for c in dict.fromkeys(commands)][-20:]
+        out += ["## Current state", "- Continue with the latest user request."]
+        return "\n".join(out)

@@ -1,0 +1,91 @@
+"""Every file s08 writes for itself goes through here: `.task_outputs/` and `.transcripts/`.
+
+Names are made unique by creating the file exclusively (O_EXCL), so two
+outputs with the same tool_use id, two transcripts in the same second, or two
+sessions in one workspace never overwrite each other. Tests point the root
+at a temp dir simply by using a temp workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+from pathlib import Path
+
+TASK_OUTPUTS_DIR = ".task_outputs/tool-results"
+TRANSCRIPTS_DIR = ".transcripts"
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def safe_stem(text: str, max_len: int = 64) -> str:
+    """A file-name-safe version of an id; never empty."""
+    return _SAFE.sub("_", text).strip("._")[:max_len] or "output"
+
+
+def create_unique(folder: Path, stem: str, suffix: str) -> tuple[Path, int]:
+    """Create and open a new file `<stem><suffix>` (or `<stem>-2…`) exclusively; return (path, fd)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        name = f"{stem}{suffix}" if n == 1 else f"{stem}-{n}{suffix}"
+        if n > 50:
+            name = f"{stem}-{secrets.token_hex(4)}{suffix}"
+        path = folder / name
+        try:
+            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+    raise OSError(f"could not create a unique file for {stem!r} in {folder}")
+
+
+def write_new_text(folder: Path, stem: str, suffix: str, text: str) -> Path:
+    """Write text to a brand-new file; never overwrites. Returns the path."""
+    path, fd = create_unique(folder, safe_stem(stem), suffix)
+    with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
+        f.write(text)
+    return path
+
+
+def write_transcript(workspace: Path, messages: list[dict]) -> Path:
+    """Save a history as JSONL (one API-shaped message per line), atomically, never overwriting."""
+    folder = workspace / TRANSCRIPTS_DIR
+    stamp = time.strftime("%Y%m%d_%H%M%S")
+    body = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
+    final, fd = create_unique(folder, f"transcript_{stamp}_{secrets.token_hex(3)}", ".jsonl")
+    os.close(fd)  # reserve the name, then fill it via rename so a reader never sees half a file
+    tmp = folder / f".{final.name}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(body)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, final)
+    return final
+
+
+def relative(workspace: Path, path: Path) -> str:
+    try:
+        return str(path.relative_to(workspace))
+    except ValueError:
+        return str(path)
+
+
+def persisted_block(shown_path: str, total_chars: int, total_lines: int, head: str, tail: str,
+                    note: str = "") -> str:
+    """The `<persisted-output>` text that replaces an output too large for the context."""
+    omitted = max(0, total_chars - len(head) - len(tail))
+    parts = [
+        "<persisted-output>",
+        f"Output too large for the context ({total_chars:,} chars, {total_lines:,} lines). "
+        f"Full output saved to: {shown_path}",
+        f"Read more with read_file(path=\"{shown_path}\", offset=<first line>, limit=<lines>).",
+    ]
+    if note:
+        parts.append(note)
+    parts += ["", f"Preview (first {len(head):,} chars):", head.rstrip("\n")]
+    if tail:
+        parts += [f"... [{omitted:,} chars omitted] ...", f"Preview (last {len(tail):,} chars):",
+                  tail.rstrip("\n")]
+    parts.append("</persisted-output>")
+    return "\n".join(parts)

@@ -1,0 +1,66 @@
+"""Shared fixtures: a temp workspace, a strict stand-in API server, and ways to run the agent.
+
+`app_for(...)` builds the real App in-process (real SDK, real HTTP to the
+stand-in); `spawn_agent(...)` runs `python agent.py` in a pseudo-terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from standin import StandIn  # noqa: E402
+
+AGENT = str(ROOT / "agent.py")
+TEST_KEY = "test-key"
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def standin():
+    server = StandIn(api_key=TEST_KEY).start()
+    yield server
+    server.stop()
+    assert not server.rejections, f"the stand-in rejected requests: {server.rejections}"
+
+
+def base_env(tmp_path: Path, server: StandIn | None = None, **settings) -> dict:
+    """A minimal, explicit environment for an agent process (nothing inherited by accident)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
+           "PYTHONUNBUFFERED": "1", "API_MAX_RETRIES": "2"}
+    if server is not None:
+        env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=TEST_KEY)
+    env.update({k.upper(): str(v) for k, v in settings.items()})
+    return env
+
+
+@pytest.fixture
+def app_for(tmp_path, workspace, standin):
+    """Build an in-process App against the stand-in; returns (app, events)."""
+    from agent import App
+
+    def make(**settings):
+        events: list = []
+        app = App(workspace, environ=base_env(tmp_path, standin, **settings))
+        app.set_emit(events.append)
+        return app, events
+    return make
+
+
+def spawn_agent(env: dict, cwd: Path, *args: str, timeout: float = 15):
+    import pexpect
+    return pexpect.spawn(sys.executable, [AGENT, *args], cwd=str(cwd), env=env, encoding="utf-8",
+                         dimensions=(50, 200), timeout=timeout)

@@ -1,0 +1,58 @@
+"""Non-interactive use: `-p "prompt"` and piped stdin, as scripts would run them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import AGENT, base_env
+
+
+def run(args, env, cwd, stdin=None, timeout=30):
+    return subprocess.run([sys.executable, AGENT, *args], env=env, cwd=cwd, input=stdin, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def test_print_mode_runs_tools_and_prints_the_final_answer(tmp_path, workspace, standin):
+    standin.queue({"text": "Let me look.", "tool_calls": [{"name": "bash", "input": {"command": "echo 42 > n.txt"}}]},
+                  {"text": "The answer is in n.txt."})
+    proc = run(["-p", "write 42 to n.txt"], base_env(tmp_path, standin), workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "The answer is in n.txt.\n"
+    assert "● bash" in proc.stderr and (workspace / "n.txt").read_text() == "42\n"
+
+
+def test_print_mode_failure_exits_1_with_one_line(tmp_path, workspace, standin):
+    standin.queue({"error": 401})
+    proc = run(["-p", "hi"], base_env(tmp_path, standin), workspace)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "Authentication failed (401)" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_piped_stdin_runs_one_turn_per_line_and_exits_at_eof(tmp_path, workspace, standin):
+    standin.queue({"text": "first answer"}, {"text": "second answer"})
+    proc = run([], base_env(tmp_path, standin), workspace, stdin="first question\n\nsecond question\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["first answer", "second answer"]
+    last = standin.requests[-1]["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "user"]
+
+
+def test_bad_setting_is_a_warning_not_a_crash(tmp_path, workspace, standin):
+    (workspace / ".env").write_text("MAX_TOKENS=many\n")
+    standin.queue({"text": "still works"})
+    proc = run(["-p", "hi"], base_env(tmp_path, standin), workspace)
+    assert proc.returncode == 0 and proc.stdout == "still works\n"
+    assert "MAX_TOKENS='many' (from .env) must be a whole number; using the default 8000" in proc.stderr
+    assert standin.requests[-1]["max_tokens"] == 8000
+
+
+def test_missing_key_in_print_mode(tmp_path, workspace):
+    proc = run(["-p", "hi"], base_env(tmp_path, None), workspace)
+    assert proc.returncode == 1 and "ANTHROPIC_API_KEY=sk-ant-..." in proc.stderr
+
+
+def test_workspace_must_exist(tmp_path):
+    proc = run(["-w", str(tmp_path / "nope"), "-p", "hi"], base_env(tmp_path, None), tmp_path)
+    assert proc.returncode == 2 and "is not a folder" in proc.stderr

@@ -1,0 +1,51 @@
+"""Settings from the environment and .env: precedence, bad values, and a complete .env.example."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from config import DEFAULT_MODEL, describe_settings, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_defaults(workspace):
+    s = load_settings(workspace, environ={}).settings
+    assert s.model_id == DEFAULT_MODEL and s.max_tokens == 8000 and s.bash_timeout == 120
+    assert s.base_url == "https://api.anthropic.com" and not s.has_credentials
+
+
+def test_dotenv_is_read_and_environment_wins(workspace):
+    (workspace / ".env").write_text("MODEL_ID=from-file\nMAX_TOKENS=1234\nANTHROPIC_API_KEY=file-key\n"
+                                    "ANTHROPIC_BASE_URL=http://127.0.0.1:9/\n")
+    result = load_settings(workspace, environ={"MODEL_ID": "from-env"})
+    s = result.settings
+    assert (s.model_id, s.max_tokens, s.anthropic_api_key) == ("from-env", 1234, "file-key")
+    assert s.base_url == "http://127.0.0.1:9" and not result.warnings
+    assert "ANTHROPIC_API_KEY" not in os.environ or os.environ["ANTHROPIC_API_KEY"] != "file-key"
+
+
+def test_bad_values_become_one_line_warnings_and_defaults(workspace):
+    (workspace / ".env").write_text("MAX_TOKENS=lots\nBASH_TIMEOUT=-5\nAPI_MAX_RETRIES=2.5\n")
+    result = load_settings(workspace, environ={})
+    s = result.settings
+    assert (s.max_tokens, s.bash_timeout, s.api_max_retries) == (8000, 120, 2)
+    text = "\n".join(result.warnings)
+    assert "MAX_TOKENS='lots' (from .env) must be a whole number" in text
+    assert "BASH_TIMEOUT='-5' (from .env) must be at least 0.1" in text
+    assert "API_MAX_RETRIES" in text
+    assert all("\n" not in w for w in result.warnings)
+
+
+def test_unparseable_dotenv_line_is_reported(workspace):
+    (workspace / ".env").write_text("MODEL_ID=ok\nthis is not a setting\nMAX_TOKENS=10\n")
+    result = load_settings(workspace, environ={})
+    assert result.settings.model_id == "ok" and result.settings.max_tokens == 10
+    assert any("line 2" in w for w in result.warnings)
+
+
+def test_env_example_documents_every_setting():
+    example = (ROOT / ".env.example").read_text()
+    for name, _default, _doc in describe_settings():
+        assert f"{name}=" in example, f"{name} is missing from .env.example"

@@ -1,0 +1,159 @@
+"""The REPL in a real pseudo-terminal, driven as a person would: type, read the screen, Ctrl-C, Ctrl-D."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pexpect
+import pytest
+
+from conftest import base_env, spawn_agent
+
+pytestmark = pytest.mark.pty
+PROMPT = "s08 >> "
+
+
+@pytest.fixture
+def repl(tmp_path, workspace, standin):
+    children = []
+
+    def start(**settings):
+        child = spawn_agent(base_env(tmp_path, standin, **settings), workspace)
+        children.append(child)
+        child.expect_exact(PROMPT)
+        return child
+    yield start
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+def user_texts(request):
+    out = []
+    for m in request["messages"]:
+        if m["role"] == "user":
+            content = m["content"]
+            out += [content] if isinstance(content, str) else [b["text"] for b in content if b["type"] == "text"]
+    return out
+
+
+def test_banner_prompt_and_streamed_answer(repl, standin, workspace):
+    standin.queue({"text": "ALPHA " + "and more words " * 30 + "OMEGA", "delay": 0.05, "chunk": 8})
+    child = repl()
+    banner = child.before
+    assert "claude-sonnet-4-6" in banner and str(workspace.resolve()) in banner and standin.url in banner
+    child.sendline("hello")
+    child.expect_exact("ALPHA")
+    assert "OMEGA" not in child.before + child.buffer     # text shows while it is still arriving
+    child.expect_exact("OMEGA")
+    child.expect_exact(PROMPT)
+
+
+def test_ctrl_c_mid_stream_cancels_the_turn_only(repl, standin):
+    standin.queue({"text": "STREAMING " + "slowly " * 200, "delay": 0.05, "chunk": 6})
+    child = repl()
+    child.sendline("tell me a story")
+    child.expect_exact("STREAMING")
+    child.sendcontrol("c")
+    child.expect_exact("[interrupted]")
+    child.expect_exact(PROMPT)
+    standin.queue({"text": "AFTER-INTERRUPT"})
+    child.sendline("something else")
+    child.expect_exact("AFTER-INTERRUPT")
+    child.expect_exact(PROMPT)
+    sent = standin.requests[-1]
+    assert [m["role"] for m in sent["messages"]] == ["user"]          # the half answer was not kept
+    assert user_texts(sent) == ["tell me a story", "[Request interrupted by user]", "something else"]
+
+
+def test_ctrl_c_mid_command_kills_it_and_answers_the_tool_call(repl, standin, workspace):
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "echo $$ > pid.txt; sleep 30; echo never > never.txt"}},
+                                  {"name": "read_file", "input": {"path": "pid.txt"}}]})
+    child = repl()
+    child.sendline("run something slow")
+    child.expect_exact("running bash")
+    deadline = time.monotonic() + 5
+    while not (workspace / "pid.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.sendcontrol("c")
+    child.expect_exact("[interrupted]")
+    child.expect_exact(PROMPT)
+    pid = int((workspace / "pid.txt").read_text())
+    time.sleep(0.3)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    standin.queue({"text": "NEXT-TURN-OK"})
+    child.sendline("carry on")
+    child.expect_exact("NEXT-TURN-OK")
+    results = [b for b in standin.requests[-1]["messages"][2]["content"] if b["type"] == "tool_result"]
+    assert len(results) == 2 and all("Interrupted by the user" in r["content"] for r in results)
+    assert not (workspace / "never.txt").exists()
+
+
+def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_exits_0(repl):
+    child = repl()
+    child.send("half typed")
+    child.sendcontrol("c")
+    child.sendline("/help")
+    child.expect_exact("/clear")
+    child.expect_exact(PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+@pytest.mark.parametrize("word", ["/quit", "exit", "q"])
+def test_exit_words(repl, word):
+    child = repl()
+    child.sendline(word)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_multiline_input_with_esc_enter(repl, standin):
+    standin.queue({"text": "GOT-IT"})
+    child = repl()
+    child.send("line one")
+    child.send("\x1b\r")
+    child.send("line two\r")
+    child.expect_exact("GOT-IT")
+    assert user_texts(standin.requests[-1]) == ["line one\nline two"]
+
+
+def test_clear_and_slash_completion(repl, standin):
+    standin.queue({"text": "FIRST"}, {"text": "SECOND"})
+    child = repl()
+    child.sendline("one")
+    child.expect_exact("FIRST")
+    child.expect_exact(PROMPT)
+    child.send("/cle")
+    child.send("\t")
+    time.sleep(0.3)
+    child.send("\r")
+    child.expect_exact("history cleared")
+    child.expect_exact(PROMPT)
+    child.sendline("two")
+    child.expect_exact("SECOND")
+    assert len(standin.requests[-1]["messages"]) == 1
+
+
+def test_input_history_persists_across_runs(repl, tmp_path):
+    child = repl()
+    child.sendline("/help")
+    child.expect_exact(PROMPT)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    history = (tmp_path / "home" / ".s08_history").read_text()
+    assert "/help" in history
+
+
+def test_errors_are_one_line_and_the_prompt_returns(repl, standin):
+    standin.queue({"error": 401})
+    child = repl()
+    child.sendline("hi")
+    child.expect_exact("Authentication failed (401)")
+    child.expect_exact(PROMPT)
+    assert "Traceback" not in child.before

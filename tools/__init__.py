@@ -1,0 +1,14 @@
+"""The agent's tools. Importing this package registers every tool in `REGISTRY`.
+
+    bash        tools/bash.py      run a command (process group, timeout, bounded output)
+    read_file   tools/files.py     text files, in pieces
+    write_file  tools/files.py     atomic create/overwrite
+    edit_file   tools/files.py     replace one exact occurrence
+"""
+
+from . import bash, files  # noqa: F401  (registers the tools)
+from .registry import REGISTRY, ToolContext, ToolResult, run_tool, tool, tool_schemas
+from .workspace import ToolError, resolve_in_workspace
+
+__all__ = ["REGISTRY", "ToolContext", "ToolResult", "ToolError", "run_tool", "tool", "tool_schemas",
+           "resolve_in_workspace"]

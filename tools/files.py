@@ -1,0 +1,187 @@
+"""File tools: read_file (in pieces, text only), write_file (atomic), edit_file (unique match).
+
+Reading streams the file line by line with a cap per line and per call, so a
+huge file or a file with no newlines never has to fit in memory. Writes go to
+a temporary file in the same folder and are renamed into place, so a crash
+never leaves a half-written file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .registry import tool
+from .workspace import ToolError, display_path, resolve_in_workspace
+
+READ_DEFAULT_LINES = 2000      # lines returned when no limit is given
+READ_MAX_CHARS = 25_000        # per call; stays under the persist threshold so reads are never persisted
+MAX_LINE_CHARS = 4_000         # a longer line is cut, with a marker
+BINARY_SNIFF_BYTES = 8192
+EDIT_MAX_BYTES = 10 * 1024 * 1024
+
+
+def _looks_binary(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return b"\x00" in f.read(BINARY_SNIFF_BYTES)
+
+
+def _checked_file(ctx, path: str) -> tuple[Path, str]:
+    target = resolve_in_workspace(ctx.workspace, path)
+    shown = display_path(ctx.workspace, target)
+    if not target.exists():
+        raise ToolError(f"{shown}: no such file")
+    if target.is_dir():
+        raise ToolError(f"{shown} is a directory; use bash (ls) to list it")
+    if not target.is_file():
+        raise ToolError(f"{shown} is not a regular file")
+    return target, shown
+
+
+def _read_line(f, limit_bytes: int) -> tuple[bytes, bool]:
+    """One line, at most limit_bytes of it; the rest of an over-long line is skipped."""
+    line = f.readline(limit_bytes)
+    if len(line) < limit_bytes or line.endswith(b"\n"):
+        return line, False
+    while True:  # discard the remainder without holding it
+        rest = f.readline(1 << 16)
+        if not rest or rest.endswith(b"\n"):
+            return line + (b"\n" if rest else b""), True
+
+
+@tool("read_file",
+      "Read a text file in the workspace. Large files are returned in pieces: pass offset "
+      "(1-based line number) and limit (number of lines) to read more. Binary files are refused.",
+      {"path": {"type": "string", "description": "file path, relative to the workspace"},
+       "offset": {"type": "integer", "description": "first line to return (1-based)", "minimum": 1},
+       "limit": {"type": "integer", "description": f"number of lines (default {READ_DEFAULT_LINES})",
+                 "minimum": 1}},
+      required=["path"])
+def read_file(ctx, path: str, offset: int = 1, limit: int = READ_DEFAULT_LINES) -> str:
+    target, shown = _checked_file(ctx, path)
+    if offset < 1 or limit < 1:
+        raise ToolError("offset and limit must be at least 1")
+    size = target.stat().st_size
+    if _looks_binary(target):
+        raise ToolError(f"{shown} is a binary file ({size:,} bytes); read_file only reads text. "
+                        "Inspect it with bash instead (e.g. `file`, `xxd | head`).")
+    out, chars, lineno = [], 0, 0
+    cut_lines, bad_utf8, stopped_at = 0, False, None
+    with open(target, "rb") as f:
+        while True:
+            raw, cut = _read_line(f, MAX_LINE_CHARS * 4)
+            if not raw:
+                break
+            lineno += 1
+            if lineno < offset:
+                continue
+            if lineno >= offset + limit:
+                stopped_at = lineno
+                break
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text, bad_utf8 = raw.decode("utf-8", errors="replace"), True
+            if len(text) > MAX_LINE_CHARS or cut:
+                text = text[:MAX_LINE_CHARS].rstrip("\n") + f" [... line {lineno} cut at {MAX_LINE_CHARS} chars]\n"
+                cut_lines += 1
+            if out and chars + len(text) > READ_MAX_CHARS:
+                stopped_at = lineno
+                break
+            out.append(text)
+            chars += len(text)
+    if lineno < offset and not out:
+        if lineno == 0:
+            return f"({shown} is empty)"
+        raise ToolError(f"{shown} has only {lineno} lines; offset {offset} is past the end")
+    body = "".join(out)
+    notes = []
+    if stopped_at is not None:
+        notes.append(f"showing lines {offset}-{stopped_at - 1} of {shown} ({size:,} bytes); more follows — "
+                     f"call read_file with offset={stopped_at} to continue")
+    elif offset > 1:
+        notes.append(f"showing lines {offset}-{lineno} of {shown} (end of file)")
+    if cut_lines:
+        notes.append(f"{cut_lines} over-long line(s) were cut")
+    if bad_utf8:
+        notes.append("the file is not valid UTF-8; undecodable bytes are shown as \ufffd")
+    if notes:
+        body = body + ("" if body.endswith("\n") else "\n") + "".join(f"[{n}]\n" for n in notes)
+    return body
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+@tool("write_file",
+      "Create or overwrite a text file in the workspace with the given content. Parent folders are created.",
+      {"path": {"type": "string", "description": "file path, relative to the workspace"},
+       "content": {"type": "string", "description": "the complete new content of the file"}},
+      required=["path", "content"])
+def write_file(ctx, path: str, content: str) -> str:
+    target = resolve_in_workspace(ctx.workspace, path)
+    shown = display_path(ctx.workspace, target)
+    if target.is_dir():
+        raise ToolError(f"{shown} is a directory")
+    existed = target.exists()
+    data = content.encode("utf-8", errors="replace")
+    _atomic_write(target, data)
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    return f"{'Overwrote' if existed else 'Created'} {shown} ({len(data):,} bytes, {lines} lines)"
+
+
+@tool("edit_file",
+      "Replace one exact occurrence of old_text with new_text in a file. old_text must match the file "
+      "exactly (whitespace included) and occur exactly once; include surrounding lines to make it unique.",
+      {"path": {"type": "string", "description": "file path, relative to the workspace"},
+       "old_text": {"type": "string", "description": "exact text to replace; must occur exactly once"},
+       "new_text": {"type": "string", "description": "replacement text"}},
+      required=["path", "old_text", "new_text"])
+def edit_file(ctx, path: str, old_text: str, new_text: str) -> str:
+    target, shown = _checked_file(ctx, path)
+    if old_text == "":
+        raise ToolError("old_text is empty; to create or replace a whole file use write_file")
+    if old_text == new_text:
+        raise ToolError("old_text and new_text are identical; nothing to change")
+    if target.stat().st_size > EDIT_MAX_BYTES:
+        raise ToolError(f"{shown} is too large to edit here ({target.stat().st_size:,} bytes); use bash (sed)")
+    raw = target.read_bytes()
+    if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
+        raise ToolError(f"{shown} is a binary file; edit_file only edits text")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{shown} is not valid UTF-8; editing it here could corrupt it — use bash") from None
+    count = text.count(old_text)
+    if count == 0 and "\r\n" in text and "\r\n" not in old_text:
+        old_text, new_text = old_text.replace("\n", "\r\n"), new_text.replace("\n", "\r\n")
+        count = text.count(old_text)
+    if count == 0:
+        raise ToolError(f"old_text was not found in {shown} (found 0 times). Check whitespace and "
+                        "indentation, or read the file again — it may have changed.")
+    if count > 1:
+        raise ToolError(f"old_text was found {count} times in {shown}; it must occur exactly once. "
+                        "Include more surrounding lines to make it unique.")
+    at = text.index(old_text)
+    _atomic_write(target, text.replace(old_text, new_text, 1).encode("utf-8"))
+    first = text.count("\n", 0, at) + 1
+    return f"Edited {shown}: replaced 1 occurrence at line {first} ({old_text.count(chr(10)) + 1} lines → " \
+           f"{new_text.count(chr(10)) + 1} lines)"

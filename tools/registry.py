@@ -1,0 +1,107 @@
+"""The tool registry: schemas for the API and one dispatch function.
+
+Adding a tool means writing one handler and decorating it with `@tool(...)`.
+`run_tool` never raises for a bad call: an unknown name, a missing or
+mistyped argument, or an exception inside a handler all become an
+`is_error` result the model can read and correct. Only KeyboardInterrupt
+passes through, so Ctrl-C can cancel a turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .workspace import ToolError
+
+JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "object": dict, "number": (int, float)}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: dict
+    handler: Callable[..., Any]
+
+
+@dataclass
+class ToolResult:
+    content: str
+    is_error: bool = False
+
+
+@dataclass
+class ToolContext:
+    """What a handler may use: the workspace, the settings, and requests back to the loop."""
+
+    workspace: Path
+    settings: Any = None
+    output_dir: Path | None = None            # where oversized outputs go (.task_outputs)
+    compact_request: str | None = None        # set by the compact tool; read by the loop
+    extra: dict = field(default_factory=dict)
+
+
+REGISTRY: dict[str, Tool] = {}
+
+
+def tool(name: str, description: str, properties: dict, required: list[str] | tuple = ()):
+    """Register a handler `fn(ctx, **arguments)` under `name` with a JSON schema."""
+    schema = {"type": "object", "properties": properties, "required": list(required)}
+
+    def register(fn):
+        REGISTRY[name] = Tool(name, description, schema, fn)
+        return fn
+    return register
+
+
+def tool_schemas(names: list[str] | None = None) -> list[dict]:
+    """The `tools` parameter of a Messages API request."""
+    chosen = [REGISTRY[n] for n in names] if names else list(REGISTRY.values())
+    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in chosen]
+
+
+def _check_arguments(t: Tool, args: Any) -> dict:
+    if not isinstance(args, dict):
+        raise ToolError(f"{t.name}: arguments must be a JSON object, got {type(args).__name__}")
+    props, required = t.input_schema["properties"], t.input_schema.get("required", [])
+    missing = [r for r in required if r not in args]
+    if missing:
+        raise ToolError(f"{t.name}: missing required argument(s): {', '.join(missing)}")
+    unknown = [k for k in args if k not in props]
+    if unknown:
+        raise ToolError(f"{t.name}: unknown argument(s): {', '.join(unknown)}; "
+                        f"accepted: {', '.join(props)}")
+    checked = {}
+    for key, value in args.items():
+        expected = props[key].get("type")
+        if expected == "integer" and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)          # models sometimes quote numbers; accept "10"
+        py_type = JSON_TYPES.get(expected)
+        bad_bool = expected in ("integer", "number") and isinstance(value, bool)
+        if py_type and (not isinstance(value, py_type) or bad_bool):
+            raise ToolError(f"{t.name}: argument '{key}' must be {expected}, got "
+                            f"{type(value).__name__} {str(value)[:40]!r}")
+        if "minimum" in props[key] and isinstance(value, (int, float)) and value < props[key]["minimum"]:
+            raise ToolError(f"{t.name}: argument '{key}' must be at least {props[key]['minimum']}")
+        checked[key] = value
+    return checked
+
+
+def run_tool(name: str, args: Any, ctx: ToolContext) -> ToolResult:
+    """Execute one tool call; every failure is returned, not raised."""
+    t = REGISTRY.get(name)
+    if t is None:
+        return ToolResult(f"Unknown tool '{name}'. Available tools: {', '.join(REGISTRY)}", True)
+    try:
+        result = t.handler(ctx, **_check_arguments(t, args))
+    except ToolError as exc:
+        return ToolResult(f"Error: {exc}", True)
+    except OSError as exc:
+        return ToolResult(f"Error: {name} failed: {exc.strerror or exc} ({getattr(exc, 'filename', '') or ''})", True)
+    except Exception as exc:  # a bug in a handler must not end the session
+        return ToolResult(f"Error: {name} failed unexpectedly: {type(exc).__name__}: {exc}", True)
+    if isinstance(result, ToolResult):
+        return result if result.content else ToolResult("(no output)", result.is_error)
+    return ToolResult(str(result) if result not in (None, "") else "(no output)")

@@ -1,0 +1,246 @@
+"""Everything a person sees or types: the rich renderer of events and the prompt_toolkit REPL.
+
+No other module imports rich or prompt_toolkit. `Renderer` turns events into
+screen output (spinner until the first token, streamed text, `● bash …`
+tool lines, `[interrupted]`, compaction events). `QuietRenderer` is the
+script-friendly variant for `-p` and piped input: progress on stderr, answers
+on stdout. `run_repl` is the interactive `s08 >>` loop with history,
+multi-line input, slash-command completion, Ctrl-C and Ctrl-D.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from pathlib import Path
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.styles import Style
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from events import (Compaction, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, TextDelta,
+                    ToolFinished, ToolStarted)
+
+PROMPT = "s08 >> "
+EXIT_WORDS = {"exit", "q", "quit", "/quit", "/exit"}
+NOTICE_STYLES = {"info": "dim", "warning": "yellow", "error": "bold red"}
+COMPACTION_STYLE = "magenta"
+
+
+def summarize_input(name: str, args) -> str:
+    """One short line describing a tool call's arguments."""
+    if not isinstance(args, dict):
+        return ""
+    if name == "bash":
+        command = str(args.get("command", ""))
+        first = command.splitlines()[0] if command else ""
+        return first[:100] + (" …" if len(first) > 100 or "\n" in command else "")
+    if "path" in args:
+        extra = "".join(f" {k}={args[k]}" for k in ("offset", "limit") if k in args)
+        if name == "write_file":
+            extra = f" ({str(args.get('content', '')).count(chr(10)) + 1} lines)"
+        return f"{args['path']}{extra}"
+    return " ".join(f"{k}={str(v)[:40]}" for k, v in args.items())
+
+
+def summarize_output(content: str) -> str:
+    lines = content.strip().splitlines() or ["(no output)"]
+    first = lines[0][:100]
+    return first if len(lines) == 1 else f"{first}  … ({len(lines)} lines)"
+
+
+class Renderer:
+    """Interactive output: one instance is the `emit` callable of the agent."""
+
+    def __init__(self, console: Console):
+        self.console, self.status, self.at_line_start = console, None, True
+
+    def _spin(self, label: str) -> None:
+        self._stop()
+        self.status = self.console.status(f"[dim]{label}[/dim]", spinner="dots")
+        self.status.start()
+
+    def _stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+    def _line(self, text, style: str | None = None) -> None:
+        self._stop()
+        if not self.at_line_start:
+            self.console.print()
+        self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+        self.at_line_start = True
+
+    def __call__(self, event) -> None:
+        if isinstance(event, RequestStarted):
+            self._stop()
+            if not self.at_line_start:
+                self.console.print()
+                self.at_line_start = True
+            self._spin("summarizing…" if event.purpose == "summary" else "thinking…")
+        elif isinstance(event, TextDelta):
+            self._stop()
+            self.console.print(Text(event.text), end="", soft_wrap=True, highlight=False)
+            self.at_line_start = event.text.endswith("\n")
+        elif isinstance(event, ResponseDone):
+            self._stop()
+            if not self.at_line_start:
+                self.console.print()
+                self.at_line_start = True
+        elif isinstance(event, ToolStarted):
+            line = Text("● ", style="cyan")
+            line.append(event.name, style="bold cyan").append(f"  {summarize_input(event.name, event.input)}")
+            self._line(line)
+            self._spin(f"running {event.name}…")
+        elif isinstance(event, ToolFinished):
+            style = "red" if event.is_error else "dim"
+            self._line(Text(f"  ⎿ {summarize_output(event.content)}  ({event.seconds:.1f}s)", style=style))
+        elif isinstance(event, Retrying):
+            self._line(f"[retrying in {event.delay:.0f}s: {event.reason} ({event.attempt}/{event.max_attempts})]",
+                       "yellow")
+        elif isinstance(event, Notice):
+            self._line(event.text, NOTICE_STYLES.get(event.kind, "dim"))
+        elif isinstance(event, Interrupted):
+            self._line("[interrupted]", "bold red")
+        elif isinstance(event, Compaction):
+            self._line(f"[{event.layer}] {event.message}" if not event.message.startswith("[")
+                       else event.message, COMPACTION_STYLE)
+
+    def finish(self) -> None:
+        self._stop()
+        if not self.at_line_start:
+            self.console.print()
+            self.at_line_start = True
+
+
+class QuietRenderer:
+    """For -p and piped input: answers go to stdout by the caller; progress and errors to stderr."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+
+    def __call__(self, event) -> None:
+        line = None
+        if isinstance(event, ToolStarted):
+            line = f"● {event.name} {summarize_input(event.name, event.input)}"
+        elif isinstance(event, Retrying):
+            line = f"[retrying in {event.delay:.0f}s: {event.reason} ({event.attempt}/{event.max_attempts})]"
+        elif isinstance(event, Notice):
+            line = event.text
+        elif isinstance(event, Interrupted):
+            line = "[interrupted]"
+        elif isinstance(event, Compaction):
+            line = event.message if event.message.startswith("[") else f"[{event.layer}] {event.message}"
+        if line:
+            print(line, file=self.stream, flush=True)
+
+    def finish(self) -> None:
+        pass
+
+
+class SlashCompleter(Completer):
+    def __init__(self, commands: dict[str, str]):
+        self.commands = commands
+
+    def get_completions(self, document, complete_event):
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text:
+            return
+        for name, help_text in self.commands.items():
+            if name.startswith(text):
+                yield Completion(name, start_position=-len(text), display_meta=help_text)
+
+
+def _history(path_text: str, console: Console):
+    path = Path(path_text).expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+        return FileHistory(str(path))
+    except OSError as exc:
+        console.print(f"[yellow]input history not saved ({path}: {exc.strerror})[/yellow]")
+        return InMemoryHistory()
+
+
+def _key_bindings() -> KeyBindings:
+    kb = KeyBindings()
+
+    @kb.add("escape", "enter")
+    def _newline(event):
+        event.current_buffer.insert_text("\n")
+
+    return kb
+
+
+def print_banner(console: Console, app) -> None:
+    s = app.settings
+    console.print(f"[bold cyan]s08[/bold cyan] — a coding agent that compacts its own context")
+    console.print(f"[dim]model[/dim] {escape(s.model_id)}  [dim]workspace[/dim] {escape(str(app.workspace))}  "
+                  f"[dim]endpoint[/dim] {escape(s.base_url)}")
+    console.print("[dim]Enter sends · Alt-Enter (or Esc Enter) adds a line · /help for commands · "
+                  "Ctrl-C cancels · Ctrl-D exits[/dim]")
+    for warning in app.warnings:
+        console.print(f"[yellow]{escape(warning)}[/yellow]")
+    if not s.has_credentials:
+        console.print(f"[yellow]{escape(app.missing_key_message())}[/yellow]")
+
+
+def run_repl(app, debug: bool = False) -> int:
+    """The interactive loop. Returns the exit status (0 for Ctrl-D, /quit, exit, q)."""
+    console = Console(highlight=False, emoji=False)
+    renderer = Renderer(console)
+    app.set_emit(renderer)
+    print_banner(console, app)
+    commands = app.commands()
+    session = PromptSession(history=_history(app.settings.s08_history_file, console),
+                            auto_suggest=AutoSuggestFromHistory(), completer=SlashCompleter(
+                                {name: help_text for name, (help_text, _) in commands.items()}),
+                            complete_while_typing=True, key_bindings=_key_bindings(),
+                            style=Style.from_dict({"prompt": "ansicyan bold"}),
+                            prompt_continuation="    .. ")
+    while True:
+        try:
+            text = session.prompt([("class:prompt", PROMPT)])
+        except KeyboardInterrupt:
+            continue
+        except EOFError:
+            return 0
+        text = text.strip()
+        if not text:
+            continue
+        if text.lower() in EXIT_WORDS:
+            return 0
+        try:
+            if text.startswith("/"):
+                name, _, arg = text.partition(" ")
+                if name in commands:
+                    commands[name][1](arg.strip())
+                else:
+                    renderer(Notice(f"unknown command {name}; /help lists the commands", "warning"))
+            else:
+                app.turn(text)
+        except KeyboardInterrupt:
+            renderer(Interrupted())
+        except Exception as exc:  # a bug must not end the session
+            renderer(Notice(f"internal error: {type(exc).__name__}: {exc}"
+                            + ("" if debug else " (run with --debug for details)"), "error"))
+            if debug:
+                console.print(traceback.format_exc(), markup=False)
+        renderer.finish()
+
+
+def print_help(app) -> None:
+    console = Console(highlight=False)
+    console.print("[bold]Commands[/bold]")
+    for name, (help_text, _) in app.commands().items():
+        console.print(f"  [cyan]{name:<10}[/cyan] {escape(help_text)}")
+    console.print("  [cyan]exit, q[/cyan]    leave (as do Ctrl-D and /quit)")
+    console.print("[bold]Keys[/bold]  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · "
+                  "Tab completes commands · Ctrl-C cancels the turn or clears the line · Ctrl-D exits")
