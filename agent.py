@@ -58,6 +58,7 @@ class App:
             "/help": ("show commands and keys", lambda _arg: self._help()),
             "/clear": ("start a new, empty conversation", lambda _arg: self.clear()),
             "/retry": ("send the conversation again (after an error or Ctrl-C)", lambda _arg: self.retry()),
+            "/compact": ("summarize the conversation now: /compact [focus]", self.compact),
             "/quit": ("leave s08", lambda _arg: None),
         }
 
@@ -68,6 +69,15 @@ class App:
     def clear(self) -> None:
         self.messages.clear()
         self.emit(Notice("[new conversation: history cleared]", "info"))
+
+    def compact(self, focus: str = "") -> None:
+        if not self.messages:
+            self.emit(Notice("nothing to compact yet", "warning"))
+            return
+        if self.agent.llm is None:
+            self.emit(Notice(self.missing_key_message(), "error"))
+            return
+        self.messages[:] = self.agent.compactor.compact(self.messages, focus)
 
     def retry(self) -> None:
         if not self.messages or self.messages[-1]["role"] != "user":

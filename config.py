@@ -37,6 +37,22 @@ class Settings:
     api_max_retries: int = _field(2, "retries on 429/5xx/connection errors", "int", 0)
     api_timeout: float = _field(600.0, "seconds to wait on one API request", "float", 1)
     s08_history_file: str = _field("~/.s08_history", "where the prompt's input history is kept")
+    # --- compaction (see compaction/) ---
+    context_limit: int = _field(50_000, "tokens of context that trigger compact_history", "int", 1000)
+    context_window: int = _field(200_000, "the model's context window in tokens", "int", 1000)
+    keep_recent: int = _field(3, "newest tool results micro_compact keeps whole", "int", 0)
+    persist_threshold: int = _field(30_000, "chars above which one tool output goes to .task_outputs", "int", 500)
+    round_budget: int = _field(60_000, "chars of one round's tool outputs before the largest are persisted",
+                               "int", 1000)
+    preview_chars: int = _field(2_000, "chars of head+tail preview kept for a persisted output", "int", 100)
+    snip_max_messages: int = _field(50, "messages that trigger snip_compact", "int", 6)
+    snip_target_messages: int = _field(30, "messages snip_compact cuts down to", "int", 5)
+    preserve_result_tools: str = _field("read_file", "comma-separated tools whose results micro_compact keeps")
+    summary_max_tokens: int = _field(2_000, "max output tokens of the summary call", "int", 200)
+
+    @property
+    def preserved_tools(self) -> frozenset:
+        return frozenset(t.strip() for t in self.preserve_result_tools.split(",") if t.strip())
 
     @property
     def base_url(self) -> str:

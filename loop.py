@@ -2,10 +2,12 @@
 
     run_turn(messages, text, agent)
       └─ agent_loop(messages, agent)
-           ├─ messages[:] = agent.prepare(messages)     # compaction pipeline, before every call
-           ├─ reply = agent.llm.stream(...)             # text streams out as events
+           ├─ messages[:] = compactor.prepare(messages)  # the four-layer pipeline, before every call
+           ├─ reply = agent.llm.stream(...)              # text streams out as events
+           │     └─ "prompt is too long" → reactive compaction, retry once
            ├─ messages.append(assistant reply)
-           └─ run every tool_use in order → one user message of tool_results
+           ├─ run every tool_use in order → one user message of tool_results
+           └─ the compact tool asked? → compact now (once per turn), carry on from the summary
 
 `messages` is one list of plain dicts, changed in place. It is valid for the
 API after every step, and again after Ctrl-C or an error at any point:
@@ -20,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from events import Emit, Interrupted, Notice, ToolFinished, ToolStarted
+from compaction import MAX_REACTIVE_RETRIES, Compactor
+from events import Emit, Interrupted, Notice, RequestStarted, Retrying, ToolFinished, ToolStarted
 from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, add_user_text, close_dangling_tool_uses,
                      text_of, tool_result)
 from llm import LLM, LLMError, ModelReply
@@ -37,19 +40,34 @@ older parts of a long conversation may be compacted, with the full transcript sa
 
 @dataclass
 class Agent:
-    """Everything one session needs: settings, the model, the tools' context, and where events go."""
+    """Everything one session needs: settings, the model, the tools' context, the compactor, and
+    where events go."""
 
     settings: object
     workspace: Path
-    llm: LLM
+    llm: LLM | None
     emit: Emit
-    prepare: Callable[[list], list] = lambda messages: messages
     tools: list[dict] = field(default_factory=tool_schemas)
     system: str = ""
 
     def __post_init__(self):
         self.system = self.system or SYSTEM_PROMPT.format(workspace=self.workspace)
         self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings)
+        self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
+                                   self.system, self.tools)
+
+    def _emit(self, event) -> None:
+        self.emit(event)      # late-bound: the UI may swap `emit` after construction
+
+    def summarize(self, request: list[dict]) -> tuple[str, str | None]:
+        """The summary call: same system prompt and tools as the conversation, tools not to be called."""
+        def quiet(event):     # show the spinner and retries, not the summary's text
+            if isinstance(event, (RequestStarted, Retrying)):
+                self.emit(event)
+        reply = self.llm.stream(system=self.system, messages=request, tools=self.tools,
+                                max_tokens=self.settings.summary_max_tokens, emit=quiet, purpose="summary",
+                                extra={"tool_choice": {"type": "none"}})
+        return text_of({"content": reply.content}), reply.stop_reason
 
 
 @dataclass
@@ -89,14 +107,34 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
     messages.append({"role": "user", "content": results})
 
 
+def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
+    """One model call after the pipeline; "prompt is too long" gets reactive compaction and one retry."""
+    retries_left = MAX_REACTIVE_RETRIES
+    while True:
+        messages[:] = agent.compactor.prepare(messages)
+        try:
+            reply = agent.llm.stream(system=agent.system, messages=messages, tools=agent.tools, emit=agent.emit)
+        except LLMError as err:
+            if err.kind != "prompt_too_long" or retries_left <= 0:
+                raise
+            retries_left -= 1
+            messages[:] = agent.compactor.reactive(messages, str(err))
+            continue
+        if reply.stop_reason == "model_context_window_exceeded" and retries_left > 0:
+            retries_left -= 1     # the answer was cut by the window: drop it, compact, ask again
+            messages[:] = agent.compactor.reactive(messages, "")
+            continue
+        return reply
+
+
 def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
     """Call the model and run its tools until it answers without tool calls; return the last reply."""
     cut_off_rounds = 0
     while True:
-        messages[:] = agent.prepare(messages)
-        reply = agent.llm.stream(system=agent.system, messages=messages, tools=agent.tools, emit=agent.emit)
+        reply = _call_model(messages, agent)
         if reply.content:
             messages.append({"role": "assistant", "content": reply.content})
+        agent.compactor.observe(messages, reply.usage)
         calls = [b for b in reply.content if b.get("type") == "tool_use"]
         if reply.stop_reason == "max_tokens":
             cut_off_rounds += 1
@@ -106,9 +144,15 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             cut_off_rounds = 0
         if reply.stop_reason == "refusal":
             agent.emit(Notice("[the model declined to continue this request]", "warning"))
+        if reply.stop_reason == "model_context_window_exceeded":
+            agent.emit(Notice("[the answer was cut off by the model's context window]", "warning"))
         if not calls:
             return reply
         _run_tools(messages, calls, reply.incomplete_tool_ids, agent)
+        ctx = agent.tool_ctx
+        if ctx.compact_request is not None:
+            focus, ctx.compact_request, ctx.compact_done = ctx.compact_request, None, True
+            messages[:] = agent.compactor.compact(messages, focus)
         if cut_off_rounds >= MAX_CUT_OFF_ROUNDS:
             agent.emit(Notice(f"[stopped: {cut_off_rounds} replies in a row were cut off by MAX_TOKENS]",
                               "error"))
@@ -119,6 +163,7 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
     """One user turn. `text=None` re-runs the history as it is (/retry). Never raises for
     Ctrl-C or a failed model call: the history is left valid and the reason is emitted."""
     close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
+    agent.tool_ctx.compact_request, agent.tool_ctx.compact_done = None, False
     if text is not None:
         add_user_text(messages, text)
     try:
@@ -132,5 +177,7 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
         return TurnResult(ok=False, interrupted=True, error="interrupted")
     except LLMError as err:
         close_dangling_tool_uses(messages)
-        agent.emit(Notice(str(err), "error"))
+        hint = " — still too long after compaction; try /compact with a focus, or /clear" \
+            if err.kind == "prompt_too_long" else ""
+        agent.emit(Notice(f"{err}{hint}", "error"))
         return TurnResult(ok=False, error=str(err))

@@ -50,18 +50,32 @@ def write_new_text(folder: Path, stem: str, suffix: str, text: str) -> Path:
 
 def write_transcript(workspace: Path, messages: list[dict]) -> Path:
     """Save a history as JSONL (one API-shaped message per line), atomically, never overwriting."""
-    folder = workspace / TRANSCRIPTS_DIR
-    stamp = time.strftime("%Y%m%d_%H%M%S")
-    body = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
-    final, fd = create_unique(folder, f"transcript_{stamp}_{secrets.token_hex(3)}", ".jsonl")
-    os.close(fd)  # reserve the name, then fill it via rename so a reader never sees half a file
-    tmp = folder / f".{final.name}.tmp"
+    final = reserve_transcript(workspace, "transcript")
+    tmp = final.parent / f".{final.name}.tmp"    # fill it via rename: a reader never sees half a file
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(body)
+        f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, final)
     return final
+
+
+def reserve_transcript(workspace: Path, kind: str) -> Path:
+    """Create a new, empty, uniquely named `.transcripts/<kind>_<time>_<id>.jsonl` and return it."""
+    path, fd = create_unique(workspace / TRANSCRIPTS_DIR, f"{kind}_{time.strftime('%Y%m%d_%H%M%S')}_"
+                             f"{secrets.token_hex(3)}", ".jsonl")
+    os.close(fd)
+    return path
+
+
+def append_transcript(workspace: Path, messages: list[dict], path: Path | None = None) -> Path:
+    """Append messages (JSONL, one per line) to `path`, or to a new unique transcript."""
+    path = path or reserve_transcript(workspace, "snipped")
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
+        f.flush()
+        os.fsync(f.fileno())
+    return path
 
 
 def relative(workspace: Path, path: Path) -> str:

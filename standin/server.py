@@ -60,6 +60,7 @@ class StandIn:
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
         self.requests: list[dict] = []       # bodies of /v1/messages requests, in order
         self.rejections: list[str] = []      # 400 messages sent back for invalid requests
+        self.answers: list[str] = []         # one line per /v1/messages request: "200 end_turn", "400 prompt is…"
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self.httpd.daemon_threads = True
@@ -169,6 +170,7 @@ def _handler_for(server: StandIn):
                         headers: dict | None = None) -> None:
             kind = kind or ERROR_TYPES.get(status, "api_error")
             message = message or ERROR_MESSAGES.get(status, kind)
+            server.answers.append(f"{status} {message}")
             self._send_json(status, {"type": "error", "error": {"type": kind, "message": message},
                                      "request_id": _id("req_")}, headers)
 
@@ -277,6 +279,7 @@ def _handler_for(server: StandIn):
             message = {"id": _id("msg_01"), "type": "message", "role": "assistant", "model": body["model"],
                        "content": [{k: v for k, v in b.items() if k != "_partial"} for b in blocks],
                        "stop_reason": stop, "stop_sequence": None, "usage": usage}
+            server.answers.append(f"200 {stop}")
             if body.get("stream"):
                 self._stream(message, blocks, reply)
             else:

@@ -5,9 +5,11 @@ would put in its 400 invalid_request_error. The rules that matter most to an
 agent are the pairing rules: every `tool_use` must be answered by a
 `tool_result` at the start of the very next (user) message, every
 `tool_result` must answer a `tool_use` of the message right before it, and
-no text block may be empty. Roles must alternate and the first message must
-be the user's — stricter than today's API, which would merge neighbours,
-because an agent that relies on merging has lost track of its history.
+no text block may be empty. As the real API does, consecutive messages of the
+same role are first merged into one turn, and the pairing rules are checked
+on turns — so a user message of tool results followed by a user text message
+is fine, but text that ends up before the tool results of a turn is not. The
+first message must be the user's.
 """
 
 from __future__ import annotations
@@ -80,21 +82,28 @@ def _check_block(block, i: int, j: int, role: str, seen_ids: set) -> None:
             raise InvalidRequest(f"{where}.tool_result.is_error: Input should be a valid boolean")
 
 
-def _tool_use_ids(message) -> list[str]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return []
-    return [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+def _turns(messages: list) -> list[tuple[int, str, list]]:
+    """Merge runs of same-role messages: (index of the run's first message, role, blocks)."""
+    turns: list[tuple[int, str, list]] = []
+    for i, msg in enumerate(messages):
+        content = msg["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        if turns and turns[-1][1] == msg["role"]:
+            turns[-1][2].extend(blocks)
+        else:
+            turns.append((i, msg["role"], blocks))
+    return turns
 
 
 def _check_pairing(messages: list) -> None:
-    for i, msg in enumerate(messages):
-        content = msg.get("content")
-        blocks = content if isinstance(content, list) else []
-        results = [(j, b) for j, b in enumerate(blocks) if b.get("type") == "tool_result"]
-        expected = _tool_use_ids(messages[i - 1]) if i > 0 and messages[i - 1]["role"] == "assistant" else []
+    turns = _turns(messages)
+    for t, (i, role, blocks) in enumerate(turns):
+        prev = turns[t - 1] if t > 0 else None
+        expected = [b["id"] for b in prev[2] if b.get("type") == "tool_use"] if prev and prev[1] == "assistant" else []
         seen = set()
-        for j, b in results:
+        for j, b in enumerate(blocks):
+            if b.get("type") != "tool_result":
+                continue
             if b["tool_use_id"] not in expected:
                 raise InvalidRequest(
                     f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
@@ -104,29 +113,26 @@ def _check_pairing(messages: list) -> None:
                 raise InvalidRequest(f"messages.{i}.content.{j}: each tool_use must have a single result. "
                                      f"Found multiple `tool_result` blocks with id: {b['tool_use_id']}")
             seen.add(b["tool_use_id"])
-        ids = _tool_use_ids(msg) if msg["role"] == "assistant" else []
+        ids = [b["id"] for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
         if not ids:
             continue
-        following = messages[i + 1] if i + 1 < len(messages) else None
-        answered = set()
-        if following is not None and isinstance(following.get("content"), list):
-            answered = {b.get("tool_use_id") for b in following["content"]
-                        if isinstance(b, dict) and b.get("type") == "tool_result"}
-        missing = [t for t in ids if t not in answered]
+        following = turns[t + 1][2] if t + 1 < len(turns) else []
+        answered = {b.get("tool_use_id") for b in following if b.get("type") == "tool_result"}
+        missing = [x for x in ids if x not in answered]
         if missing:
             raise InvalidRequest(
                 f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: "
                 f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` "
                 "block in the next message.")
         leading = 0
-        for b in following["content"]:
+        for b in following:
             if b.get("type") != "tool_result":
                 break
             leading += 1
         if leading < len(ids):
             raise InvalidRequest(
-                f"messages.{i + 1}: Did not find {len(ids)} tool_result block(s) at the beginning of this "
-                "message. Messages following tool_use blocks must begin with a matching number of "
+                f"messages.{turns[t + 1][0]}: Did not find {len(ids)} tool_result block(s) at the beginning of "
+                "this message. Messages following tool_use blocks must begin with a matching number of "
                 "tool_result blocks.")
 
 
@@ -204,9 +210,6 @@ def validate_request(body) -> None:
             raise InvalidRequest(f"messages.{i}.content: Field required")
         if i == 0 and msg["role"] != "user":
             raise InvalidRequest('messages: first message must use the "user" role')
-        if i > 0 and messages[i - 1].get("role") == msg["role"]:
-            raise InvalidRequest(f'messages: roles must alternate between "user" and "assistant", '
-                                 f'but found multiple "{msg["role"]}" roles in a row')
         content, last = msg["content"], i == len(messages) - 1
         if isinstance(content, str):
             if not (last and msg["role"] == "assistant"):

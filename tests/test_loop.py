@@ -129,11 +129,12 @@ def test_error_event_mid_stream(app_for, standin):
     assert not app.turn("hi").ok and "overloaded" in errors(events)[0]
 
 
-def test_prompt_too_long_is_reported(app_for, standin):
-    standin.queue({"prompt_too_long": True})
+def test_prompt_too_long_twice_ends_with_a_clear_error(app_for, standin):
+    standin.queue({"prompt_too_long": True}, {"text": "a summary"}, {"prompt_too_long": True})
     app, events = app_for()
     assert not app.turn("hi").ok
-    assert "prompt is too long" in errors(events)[0].lower()
+    assert "still too long after compaction" in errors(events)[0]
+    assert len(standin.requests) == 3          # the call, the summary, one retry — no more
 
 
 def test_connection_refused_names_the_url(tmp_path, workspace):

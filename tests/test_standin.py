@@ -53,8 +53,11 @@ BAD = [
      "Did not find 1 tool_result block(s) at the beginning of this message"),
     ([{"role": "user", "content": ""}], "text content blocks must be non-empty"),
     ([{"role": "user", "content": [{"type": "text", "text": "  "}]}], "must contain non-whitespace text"),
-    ([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
-     'roles must alternate between "user" and "assistant"'),
+    ([{"role": "user", "content": "hi"}, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]},
+      {"role": "user", "content": "note"}, {"role": "user", "content": [
+          {"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}],
+     "Did not find 1 tool_result block(s) at the beginning of this message"),
     ([{"role": "assistant", "content": "hi"}], 'first message must use the "user" role'),
     ([], "at least one message is required"),
 ]
@@ -67,6 +70,16 @@ def test_strict_validation_uses_the_real_wording(standin, messages, wording):
     assert wording in str(info.value)
     assert standin.rejections        # recorded, so the fixture would flag an agent that sent it
     standin.rejections.clear()
+
+
+def test_consecutive_same_role_messages_are_merged_like_the_real_api(standin):
+    standin.queue({"text": "fine"})
+    messages = [{"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]},
+                {"role": "user", "content": "[snipped 2 messages]"},
+                {"role": "assistant", "content": "ok"}, {"role": "user", "content": "go on"}]
+    assert ask(client(standin), messages).content[0].text == "fine"
 
 
 def test_too_many_cache_breakpoints():

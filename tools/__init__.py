@@ -4,9 +4,10 @@
     read_file   tools/files.py     text files, in pieces
     write_file  tools/files.py     atomic create/overwrite
     edit_file   tools/files.py     replace one exact occurrence
+    compact     tools/compact.py   ask for the history to be summarized
 """
 
-from . import bash, files  # noqa: F401  (registers the tools)
+from . import bash, files, compact  # noqa: F401  (registers the tools, in this order)
 from .registry import REGISTRY, ToolContext, ToolResult, run_tool, tool, tool_schemas
 from .workspace import ToolError, resolve_in_workspace
 

@@ -40,6 +40,7 @@ class ToolContext:
     settings: Any = None
     output_dir: Path | None = None            # where oversized outputs go (.task_outputs)
     compact_request: str | None = None        # set by the compact tool; read by the loop
+    compact_done: bool = False                # compaction already ran in this user turn
     extra: dict = field(default_factory=dict)
 
 

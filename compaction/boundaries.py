@@ -1,0 +1,127 @@
+"""Where a history may be cut, and what must survive any cut. Every layer uses these.
+
+A cut at index i splits `messages[:i] | messages[i:]`. It is safe when no
+tool_use/tool_result pair straddles it — the tool_use in front of the cut and
+its result behind it. From that one rule follow the others: the part behind a
+safe cut never starts with a tool_result, and text placed at a safe cut never
+lands before tool_result blocks.
+
+    0 user "fix the bug"        cuts: 0 ✓  1 ✓
+    1 assistant tool_use A            2 ✗ (A straddles)
+    2 user tool_result A              3 ✓
+    3 assistant "done"                4 ✓
+
+It also finds the person's requests (the first and the latest), which no
+compaction may drop: text written by compaction itself is recognised by its
+prefix and never mistaken for them.
+"""
+
+from __future__ import annotations
+
+from history import INTERRUPTED_MARK, blocks
+
+SNIP_PREFIX = "[snipped "
+COMPACTED_PREFIX = "[compacted]"
+FIRST_REQUEST_PREFIX = "The user's first request, verbatim:\n"
+SUMMARY_PREFIX = "Summary of the conversation so far:\n"
+GENERATED_PREFIXES = (SNIP_PREFIX, COMPACTED_PREFIX, FIRST_REQUEST_PREFIX, SUMMARY_PREFIX, INTERRUPTED_MARK)
+
+
+def tool_names(messages: list[dict]) -> dict[str, str]:
+    """tool_use id → tool name, over the whole history."""
+    return {b["id"]: b.get("name", "tool") for m in messages if m.get("role") == "assistant"
+            for b in blocks(m) if b.get("type") == "tool_use"}
+
+
+def safe_cuts(messages: list[dict]) -> list[bool]:
+    """safe[i] for i in 0..len(messages): True when no tool pair straddles a cut at i."""
+    n = len(messages)
+    used_at = {}
+    for k, m in enumerate(messages):
+        if m.get("role") == "assistant":
+            for b in blocks(m):
+                if b.get("type") == "tool_use":
+                    used_at[b["id"]] = k
+    cover = [0] * (n + 2)
+    for j, m in enumerate(messages):
+        if m.get("role") != "user" or isinstance(m.get("content"), str):
+            continue
+        for b in m["content"]:
+            if b.get("type") == "tool_result" and b.get("tool_use_id") in used_at:
+                k = used_at[b["tool_use_id"]]
+                if k < j:
+                    cover[k + 1] += 1   # cuts k+1 .. j are unsafe
+                    cover[j + 1] -= 1
+            elif b.get("type") == "tool_result":
+                cover[j] += 1           # an orphan result: never cut right in front of it
+                cover[j + 1] -= 1
+    safe, running = [], 0
+    for i in range(n + 1):
+        running += cover[i]
+        safe.append(running == 0)
+    return safe
+
+
+def unseen_start(messages: list[dict]) -> int:
+    """Index where the latest tool round the model has not seen yet begins (len if there is none).
+
+    Before a model call, a history ending in tool results holds a round the model has not
+    read: the assistant message that asked for the tools and the results after it."""
+    n = i = len(messages)
+    while i > 0 and messages[i - 1].get("role") == "user":
+        i -= 1
+    if any(b.get("type") == "tool_result" for m in messages[i:] for b in blocks(m)):
+        return max(0, i - 1)
+    return n
+
+
+def is_generated(text: str) -> bool:
+    return text.startswith(GENERATED_PREFIXES)
+
+
+def request_blocks(message: dict) -> list[dict]:
+    """The text blocks of a user message that the person typed (not compaction's own text)."""
+    if message.get("role") != "user":
+        return []
+    return [b for b in blocks(message) if b.get("type") == "text" and b.get("text", "").strip()
+            and not is_generated(b["text"])]
+
+
+def latest_request(messages: list[dict]) -> tuple[int, list[dict]]:
+    """(index, text blocks) of the person's newest request; (-1, []) if there is none."""
+    for i in range(len(messages) - 1, -1, -1):
+        found = request_blocks(messages[i])
+        if found:
+            return i, found
+    return -1, []
+
+
+def first_request(messages: list[dict]) -> str:
+    """The person's first request: kept verbatim by an earlier summary, or the first text typed."""
+    for m in messages:
+        if m.get("role") != "user":
+            continue
+        for b in blocks(m):
+            text = b.get("text", "") if b.get("type") == "text" else ""
+            if text.startswith(FIRST_REQUEST_PREFIX):
+                return text[len(FIRST_REQUEST_PREFIX):]
+        found = request_blocks(m)
+        if found:
+            return found[0]["text"]
+    return ""
+
+
+def result_text(block: dict) -> str:
+    """The text of a tool_result's content, whether a string or a list of blocks."""
+    content = block.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+
+
+def replace_blocks(message: dict, changes: dict[int, dict]) -> dict:
+    """A copy of `message` with content blocks replaced by index (the input is not touched)."""
+    content = list(message["content"])
+    for j, block in changes.items():
+        content[j] = block
+    return {**message, "content": content}

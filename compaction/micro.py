@@ -1,0 +1,72 @@
+"""Layer 3 — micro_compact: old tool results become one-line placeholders.
+
+    tool_result (1,800 chars of `ls -R` output, 6 results ago)  →  "[Previous: used bash]"
+
+The KEEP_RECENT newest results stay whole; results of PRESERVE_RESULT_TOOLS
+(read_file by default: reference material the model would otherwise read
+again) are kept; results of 100 chars or less are not worth clearing; and
+results the model has not seen yet — the round after the last assistant
+message — are never touched. A placeholder for a persisted output keeps the
+file's path, so the model can still read it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from config import Settings
+from events import Compaction, Emit, ignore
+from .boundaries import replace_blocks, result_text, tool_names, unseen_start
+from .tokens import estimate_text
+
+D = Settings()
+MIN_CHARS = 100
+PLACEHOLDER_PREFIX = "[Previous: used "
+_SAVED_PATH = re.compile(r"Full output saved to: (\S+)")
+
+
+def placeholder(tool_name: str, old_text: str) -> str:
+    saved = _SAVED_PATH.search(old_text[:2000])
+    suffix = f" — full output saved at {saved.group(1)}" if saved else ""
+    return f"{PLACEHOLDER_PREFIX}{tool_name}]{suffix}"
+
+
+def clearable_results(messages: list[dict], keep_recent: int = D.keep_recent,
+                      preserve: frozenset = D.preserved_tools, min_chars: int = MIN_CHARS):
+    """(message index, block index, tool name, text) of every result micro_compact may clear."""
+    names, seen_before = tool_names(messages), unseen_start(messages)
+    results = [(i, j, b) for i, m in enumerate(messages) if m.get("role") == "user"
+               and not isinstance(m.get("content"), str) for j, b in enumerate(m["content"])
+               if b.get("type") == "tool_result"]
+    older = results[:-keep_recent] if keep_recent > 0 else results
+    for i, j, b in older:
+        name = names.get(b.get("tool_use_id"), "tool")
+        text = result_text(b)
+        if i >= seen_before or name in preserve or len(text) <= min_chars or text.startswith(PLACEHOLDER_PREFIX):
+            continue
+        if not isinstance(b.get("content"), (str, list)):
+            continue
+        yield i, j, name, text
+
+
+def micro_compact(messages: list[dict], keep_recent: int = D.keep_recent,
+                  preserve: frozenset = D.preserved_tools, min_chars: int = MIN_CHARS, *,
+                  emit: Emit = ignore) -> list[dict]:
+    """Return the history with old, large tool results replaced by placeholders; never mutates."""
+    changes: dict[int, dict[int, dict]] = {}
+    saved = 0
+    for i, j, name, text in clearable_results(messages, keep_recent, preserve, min_chars):
+        new_text = placeholder(name, text)
+        if len(new_text) >= len(text):
+            continue
+        changes.setdefault(i, {})[j] = {**messages[i]["content"][j], "content": new_text}
+        saved += estimate_text(text) - estimate_text(new_text)
+    if not changes:
+        return messages
+    out = list(messages)
+    for i, blocks_changed in changes.items():
+        out[i] = replace_blocks(messages[i], blocks_changed)
+    count = sum(len(c) for c in changes.values())
+    emit(Compaction("micro_compact", f"cleared {count} old tool result{'s' * (count > 1)} (~{saved:,} tokens)",
+                    {"count": count, "tokens": saved}))
+    return out

@@ -1,0 +1,130 @@
+"""The pipeline, in the seeds' order, run on the history before every model call.
+
+    messages[:] = compactor.prepare(messages)
+
+        tool_result_budget   outputs too big for the context → .task_outputs/
+        snip_compact         past SNIP_MAX_MESSAGES → drop the middle (→ .transcripts/)
+        micro_compact        old tool results → "[Previous: used <tool>]"
+        compact_history      still over CONTEXT_LIMIT tokens → model-written summary
+
+Cheap, deterministic layers first; the model is asked only when they were not
+enough. The Compactor holds what the layers need across calls: the settings,
+the meter anchored on the last usage, the session's snip transcript, and the
+count of summaries that failed in a row — after MAX_FAILURES the automatic
+summary stops until the person runs /compact, so a broken summary call can
+never make every turn slow or loop. A failed summary keeps the history and
+falls back to snipping and clearing harder. `compact()` serves the compact
+tool and /compact; `reactive()` serves "prompt is too long".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from events import Compaction, Emit, Notice, ignore
+from .budget import tool_result_budget
+from .micro import micro_compact
+from .snip import snip_compact
+from .summary import Summarize, SummaryFailed, compact_history, input_budget, reactive_compact
+from .tokens import ContextMeter, estimate_tokens
+
+MAX_FAILURES = 3
+FALLBACK_MIN_MESSAGES = 8
+_TOO_LONG = re.compile(r"(\d[\d,]*)\s*tokens\s*>\s*(\d[\d,]*)")
+
+
+class Compactor:
+    def __init__(self, settings, workspace: Path, summarize: Summarize, emit: Emit = ignore,
+                 system=None, tools=None):
+        self.settings, self.workspace, self.summarize = settings, Path(workspace), summarize
+        self.emit, self.system, self.tools = emit, system, tools
+        self.meter = ContextMeter()
+        self.failures, self.auto_enabled = 0, True
+        self.snip_transcript: Path | None = None
+
+    # ---- measuring ---------------------------------------------------------------------
+    def measure(self, messages: list[dict]) -> int:
+        return self.meter.measure(messages, self.system, self.tools)
+
+    def observe(self, messages: list[dict], usage: dict) -> None:
+        self.meter.observe(messages, usage)
+
+    # ---- the pipeline ------------------------------------------------------------------
+    def _on_snip(self, event) -> None:
+        if isinstance(event, Compaction) and event.details.get("path"):
+            self.snip_transcript = Path(event.details["path"])
+        self.emit(event)
+
+    def cheap_layers(self, messages: list[dict]) -> list[dict]:
+        s = self.settings
+        out = tool_result_budget(messages, s.persist_threshold, s.round_budget, s.preview_chars,
+                                 preserve=s.preserved_tools, workspace=self.workspace, emit=self.emit)
+        out = snip_compact(out, s.snip_max_messages, s.snip_target_messages, workspace=self.workspace,
+                           transcript=self.snip_transcript, emit=self._on_snip)
+        return micro_compact(out, s.keep_recent, s.preserved_tools, emit=self.emit)
+
+    def prepare(self, messages: list[dict]) -> list[dict]:
+        """Run the four layers; returns the history to send (the input is never mutated)."""
+        out = self.cheap_layers(messages)
+        size, limit = self.measure(out), self.settings.context_limit
+        if size <= limit:
+            return out
+        if not self.auto_enabled:
+            self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries: {size:,} > {limit:,} "
+                             "tokens — run /compact to try again]", "warning"))
+            return out
+        self.emit(Compaction("auto_compact", f"[auto_compact triggered] {size:,} > {limit:,} tokens"))
+        return self._summarize(out, "", "auto_compact")
+
+    def _summarize(self, messages: list[dict], focus: str, kind: str, window: int | None = None) -> list[dict]:
+        """Summarize for `kind` (auto_compact, manual compact, reactive_compact); on failure keep the
+        history and — except for a manual compact — fall back to the non-model reduction."""
+        s = self.settings
+        window = min(window or s.context_window, s.context_window)
+        kwargs = dict(focus=focus, workspace=self.workspace, system=self.system, tools=self.tools,
+                      emit=self.emit, max_input_tokens=input_budget(window, s.summary_max_tokens))
+        try:
+            if kind == "reactive_compact":
+                new = reactive_compact(messages, self.summarize, window=window, **kwargs)
+            else:
+                new = compact_history(messages, self.summarize, **kwargs)
+        except SummaryFailed as exc:
+            self.failures += 1
+            self.emit(Notice(f"[{kind} failed: {exc}; the history was kept]", "warning"))
+            if self.failures >= MAX_FAILURES and self.auto_enabled:
+                self.auto_enabled = False
+                self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries in a row; "
+                                 "run /compact to try again]", "warning"))
+            return messages if kind == "manual compact" else self._fallback(messages)
+        self.failures, self.auto_enabled = 0, True
+        self.meter.forget()
+        return new
+
+    def _fallback(self, messages: list[dict]) -> list[dict]:
+        """No model: snip down to a short tail and clear every old result, read_file's included."""
+        before = estimate_tokens(messages, self.system, self.tools)
+        target = max(FALLBACK_MIN_MESSAGES, self.settings.snip_target_messages // 2)
+        out = snip_compact(messages, target, target, workspace=self.workspace,
+                           transcript=self.snip_transcript, emit=self._on_snip)
+        out = micro_compact(out, keep_recent=1, preserve=frozenset(), emit=self.emit)
+        after = estimate_tokens(out, self.system, self.tools)
+        self.emit(Compaction("fallback", f"[fallback] snipped and cleared harder without the model: "
+                                         f"{before:,} → {after:,} tokens"))
+        return out
+
+    # ---- on request ------------------------------------------------------------------
+    def compact(self, messages: list[dict], focus: str = "") -> list[dict]:
+        """The compact tool and /compact: summarize now (with an optional focus)."""
+        self.emit(Compaction("manual compact", "[manual compact]" + (f" focus: {focus}" if focus else "")))
+        self.failures, self.auto_enabled = 0, True
+        return self._summarize(messages, focus, "manual compact")
+
+    def reactive(self, messages: list[dict], error: str) -> list[dict]:
+        """The API said the prompt is too long: keep a recent tail, summarize the rest."""
+        found = _TOO_LONG.search(error)
+        window = int(found.group(2).replace(",", "")) if found else None
+        said = f" ({found.group(1)} > {found.group(2)} tokens)" if found else ""
+        self.emit(Compaction("reactive_compact", f"[reactive_compact] the API says the prompt is too long{said}; "
+                                                 "compacting and retrying once"))
+        return self._summarize(messages, "", "reactive_compact", window=window)

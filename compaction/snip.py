@@ -1,0 +1,61 @@
+"""Layer 2 — snip_compact: past SNIP_MAX_MESSAGES, drop the middle of the history.
+
+    [0 1 2] [3 … t-1] [t … n-1]   →   [0 1 2] [snipped N messages → .transcripts/…] [t … n-1]
+     head    snipped    tail
+
+The seed's arithmetic (keep 3 at the head, the rest from the tail), with two
+changes. It cuts down to SNIP_TARGET_MESSAGES, well below the trigger, so it
+fires once every ~20 messages instead of every turn (each snip rewrites the
+prompt and breaks its cache). And nothing is lost: the snipped messages are
+appended to a transcript the marker names, and if the person's current
+request sat in the snipped middle, its text rides along in the marker.
+Boundaries move, as in the seed, so no tool_use/tool_result pair is split.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from config import Settings
+from events import Compaction, Emit, ignore
+from storage import append_transcript, relative, reserve_transcript
+from .boundaries import SNIP_PREFIX, latest_request, safe_cuts
+from .tokens import estimate_tokens
+
+D = Settings()
+KEEP_HEAD = 3
+
+
+def snip_compact(messages: list[dict], max_messages: int = D.snip_max_messages,
+                 target_messages: int | None = None, keep_head: int = KEEP_HEAD, *,
+                 workspace: Path | None = None, transcript: Path | None = None,
+                 emit: Emit = ignore) -> list[dict]:
+    """Return the history with its middle snipped if it has more than `max_messages` messages."""
+    n = len(messages)
+    if n <= max_messages:
+        return messages
+    target = min(target_messages or D.snip_target_messages, max_messages)
+    head_end, tail_start = keep_head, n - max(1, target - keep_head)
+    safe = safe_cuts(messages)
+    while head_end < n and not safe[head_end]:
+        head_end += 1               # the head ends in a tool_use: keep its results too
+    while tail_start > head_end and not safe[tail_start]:
+        tail_start -= 1             # the tail starts with results: keep their tool_use too
+    if head_end >= tail_start:
+        return messages
+    snipped = messages[head_end:tail_start]
+    workspace = Path(workspace or Path.cwd())
+    path = transcript or reserve_transcript(workspace, "snipped")
+    marker = [{"type": "text", "text": f"{SNIP_PREFIX}{len(snipped)} messages → {relative(workspace, path)}]"}]
+    at, request = latest_request(messages)
+    if head_end <= at < tail_start:
+        marker += [dict(b) for b in request]   # the current request survives, verbatim
+    out = messages[:head_end] + [{"role": "user", "content": marker}] + messages[tail_start:]
+    if estimate_tokens(out) >= estimate_tokens(messages):
+        if transcript is None:
+            path.unlink(missing_ok=True)       # nothing gained: keep the history as it is
+        return messages
+    append_transcript(workspace, snipped, path)
+    emit(Compaction("snip_compact", f"snipped {len(snipped)} messages → {relative(workspace, path)}",
+                    {"path": str(path), "count": len(snipped)}))
+    return out

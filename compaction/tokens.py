@@ -1,0 +1,104 @@
+"""How big is the prompt, in tokens, as the API will count it: system + tools + messages.
+
+Two parts:
+- `estimate_tokens` — a cheap heuristic that treats text by script: ASCII at
+  ~3.5 characters per token (code is denser than prose), each CJK character
+  about one token (chars/4 would undercount Chinese four times over), other
+  non-ASCII at ~0.75, plus a few tokens of framing per message and block.
+- `ContextMeter` — anchors on the last response's `usage` (input + cache read
+  + cache creation + output), which is exact for everything already sent, and
+  estimates only what was appended since. When compaction rewrote the history,
+  the anchor no longer applies and the estimate covers everything.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from history import blocks
+
+ASCII_CHARS_PER_TOKEN = 3.5
+CJK_TOKENS_PER_CHAR = 1.05
+OTHER_TOKENS_PER_CHAR = 0.75
+MESSAGE_OVERHEAD = 4
+BLOCK_OVERHEAD = 3
+TOOL_OVERHEAD = 12
+IMAGE_TOKENS = 1600
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def estimate_text(text: str) -> int:
+    if not text:
+        return 0
+    if text.isascii():
+        return math.ceil(len(text) / ASCII_CHARS_PER_TOKEN)
+    ascii_count = sum(1 for ch in text if ch < "\x80")
+    cjk = len(_CJK.findall(text))
+    other = len(text) - ascii_count - cjk
+    return math.ceil(ascii_count / ASCII_CHARS_PER_TOKEN + cjk * CJK_TOKENS_PER_CHAR + other * OTHER_TOKENS_PER_CHAR)
+
+
+def _block_tokens(block: dict) -> int:
+    kind = block.get("type")
+    if kind == "text":
+        return BLOCK_OVERHEAD + estimate_text(block.get("text", ""))
+    if kind == "tool_use":
+        return BLOCK_OVERHEAD + estimate_text(block.get("name", "")) + \
+            estimate_text(json.dumps(block.get("input", {}), ensure_ascii=False))
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, str):
+            return BLOCK_OVERHEAD + estimate_text(content)
+        return BLOCK_OVERHEAD + sum(_block_tokens(b) for b in content if isinstance(b, dict))
+    if kind in ("image", "document"):
+        return IMAGE_TOKENS
+    if kind == "thinking":
+        return BLOCK_OVERHEAD + estimate_text(block.get("thinking", ""))
+    return BLOCK_OVERHEAD + estimate_text(json.dumps(block, ensure_ascii=False))
+
+
+def estimate_message(message: dict) -> int:
+    return MESSAGE_OVERHEAD + sum(_block_tokens(b) for b in blocks(message))
+
+
+def estimate_system(system) -> int:
+    if not system:
+        return 0
+    if isinstance(system, str):
+        return estimate_text(system)
+    return sum(_block_tokens(b) for b in system)
+
+
+def estimate_tools(tools) -> int:
+    return sum(TOOL_OVERHEAD + estimate_text(json.dumps(t, ensure_ascii=False)) for t in tools or [])
+
+
+def estimate_tokens(messages: list[dict], system=None, tools=None) -> int:
+    """Estimated input tokens of a request with these messages, system prompt and tools."""
+    return estimate_system(system) + estimate_tools(tools) + sum(estimate_message(m) for m in messages)
+
+
+class ContextMeter:
+    """Remembers what the last response's usage measured, to size the next prompt."""
+
+    def __init__(self):
+        self.sent: list[dict] = []      # the messages (objects) the usage covers, reply included
+        self.tokens = 0
+
+    def observe(self, messages: list[dict], usage: dict) -> None:
+        """Call after a reply was appended: `messages` now ends with what the usage covers."""
+        total = sum(usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
+                                                  "cache_creation_input_tokens", "output_tokens"))
+        if total > 0:
+            self.sent, self.tokens = list(messages), total
+
+    def forget(self) -> None:
+        self.sent, self.tokens = [], 0
+
+    def measure(self, messages: list[dict], system=None, tools=None) -> int:
+        n = len(self.sent)
+        if n and len(messages) >= n and all(a is b for a, b in zip(messages, self.sent)):
+            return self.tokens + sum(estimate_message(m) for m in messages[n:])
+        return estimate_tokens(messages, system, tools)

@@ -1,0 +1,70 @@
+"""Small builders for API-shaped histories used by the compaction tests."""
+
+from __future__ import annotations
+
+import itertools
+
+_ids = itertools.count(1)
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def say(text: str) -> dict:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+def call(name: str = "bash", **args) -> dict:
+    return {"type": "tool_use", "id": f"toolu_{next(_ids):04d}", "name": name, "input": args}
+
+
+def ask(*calls: dict, text: str | None = None) -> dict:
+    content = ([{"type": "text", "text": text}] if text else []) + list(calls)
+    return {"role": "assistant", "content": content}
+
+
+def results(*pairs, text: str | None = None) -> dict:
+    """results((call_block, "output"), ...) → a user message answering those calls."""
+    content = [{"type": "tool_result", "tool_use_id": c["id"], "content": out} for c, out in pairs]
+    if text:
+        content.append({"type": "text", "text": text})
+    return {"role": "user", "content": content}
+
+
+def round_trip(name: str, output: str, **args) -> list[dict]:
+    c = call(name, **args)
+    return [ask(c), results((c, output))]
+
+
+def user_texts(messages: list[dict]) -> list[str]:
+    out = []
+    for m in messages:
+        if m["role"] != "user":
+            continue
+        if isinstance(m["content"], str):
+            out.append(m["content"])
+        else:
+            out += [b["text"] for b in m["content"] if b.get("type") == "text"]
+    return out
+
+
+def is_summary_request(body: dict) -> bool:
+    import json
+    last = body["messages"][-1]["content"]
+    return "<summary-request>" in (last if isinstance(last, str) else json.dumps(last))
+
+
+class Model:
+    """A scripted model for the stand-in (use as its brain): summary requests get the `summaries`
+    replies in turn (the last one repeats), every other request the next of `replies`."""
+
+    def __init__(self, *replies, summaries=({"text": "SUMMARY: the work so far."},)):
+        self.replies, self.summaries = list(replies), list(summaries)
+        self.summary_calls = 0
+
+    def __call__(self, body: dict) -> dict:
+        if is_summary_request(body):
+            self.summary_calls += 1
+            return self.summaries.pop(0) if len(self.summaries) > 1 else self.summaries[0]
+        return self.replies.pop(0) if self.replies else {"text": "(no scripted reply left)"}

@@ -1,0 +1,126 @@
+"""Compaction inside the running agent, in-process against the strict stand-in (real SDK, real HTTP)."""
+
+from __future__ import annotations
+
+import json
+
+from compaction.boundaries import COMPACTED_PREFIX
+from events import Compaction, Notice
+from standin import count_request_tokens
+from helpers import Model, is_summary_request, user_texts
+
+
+def messages_of(events, layer=None):
+    return [e.message for e in events if isinstance(e, Compaction) and (layer is None or e.layer == layer)]
+
+
+def warnings(events):
+    return [e.text for e in events if isinstance(e, Notice) and e.kind in ("warning", "error")]
+
+
+def test_compact_tool_runs_after_the_whole_batch_and_the_turn_continues(app_for, standin, workspace):
+    standin.brain = Model({"text": "A long explanation. " * 300},
+                          {"text": "Saving notes, then compacting.", "tool_calls": [
+                              {"name": "write_file", "input": {"path": "notes.md", "content": "decisions"}},
+                              {"name": "compact", "input": {"focus": "the notes file"}}]},
+                          {"tool_calls": [{"name": "compact", "input": {}}]},
+                          {"text": "Continuing from the summary."},
+                          summaries=[{"text": "SUMMARY: explained, then wrote notes.md"}])
+    app, events = app_for()
+    app.turn("explain the project")
+    result = app.turn("write notes.md and compact")
+    assert result.ok and result.text == "Continuing from the summary."
+    assert (workspace / "notes.md").read_text() == "decisions"
+    summary_call = standin.requests[2]
+    assert is_summary_request(summary_call) and summary_call.get("tool_choice") == {"type": "none"}
+    assert "Pay special attention to: the notes file" in json.dumps(summary_call["messages"][-1])
+    assert "Created notes.md" in json.dumps(summary_call["messages"])     # the batch's results came first
+    after = standin.requests[3]["messages"]
+    assert after[0]["content"][0]["text"].startswith(COMPACTED_PREFIX)
+    assert "write notes.md and compact" in user_texts(after)
+    assert "A long explanation" not in json.dumps(after)
+    assert messages_of(events)[0] == "[manual compact] focus: the notes file"
+    second = [b for b in standin.requests[4]["messages"][-1]["content"] if b["type"] == "tool_result"]
+    assert "already compacted during this turn" in second[0]["content"]     # at most once per turn
+    assert len(standin.requests) == 5
+
+
+def test_auto_compact_triggers_over_the_limit(app_for, standin, workspace):
+    for i in range(6):
+        (workspace / f"f{i}.py").write_text(f"# file {i}\n" + "value = 'some python code here'\n" * 120)
+    standin.brain = Model(*[{"tool_calls": [{"name": "read_file", "input": {"path": f"f{i}.py"}}]}
+                            for i in range(6)], {"text": "All read."})
+    app, events = app_for(context_limit=5000)
+    assert app.turn("read all the files").text == "All read."
+    triggered = messages_of(events, "auto_compact")
+    assert triggered and triggered[0].startswith("[auto_compact triggered]") and "> 5,000 tokens" in triggered[0]
+    saved = messages_of(events, "transcript")[0]
+    path = saved.removeprefix("[transcript saved: ").removesuffix("]")
+    lines = [json.loads(line) for line in (workspace / path).read_text().splitlines()]
+    assert lines[0] == {"role": "user", "content": "read all the files"} and len(lines) >= 8
+    assert messages_of(events, "compacted")[0].startswith("[compacted] ")
+    sizes = [len(json.dumps(r["messages"])) for r in standin.requests if not is_summary_request(r)]
+    assert any(b < a / 2 for a, b in zip(sizes, sizes[1:]))      # the prompt shrank after the compaction
+
+
+def test_failed_summaries_keep_history_fall_back_and_stop_after_three(app_for, standin, workspace):
+    turns = []
+    for turn in range(5):
+        turns += [{"tool_calls": [{"name": "bash", "input": {"command": f"echo {turn}"}}]},
+                  {"text": f"answer {turn} " + "words " * 400}]
+    model = standin.brain = Model(*turns, summaries=[{"error": 500}])
+    app, events = app_for(context_limit=1500, api_max_retries=0)
+    for turn in range(5):
+        assert app.turn(f"request {turn}").ok
+    failed = [w for w in warnings(events) if "auto_compact failed" in w]
+    assert len(failed) == 3 and "API error (500)" in failed[0] and "the history was kept" in failed[0]
+    assert any("auto_compact is off after 3 failed summaries" in w for w in warnings(events))
+    assert messages_of(events, "fallback")
+    assert model.summary_calls == 3                        # no more attempts once it is off
+    model.summaries = [{"text": "SUMMARY after /compact"}]
+    app.compact("")
+    assert app.messages[0]["content"][0]["text"].startswith(COMPACTED_PREFIX)
+    assert app.agent.compactor.auto_enabled
+
+
+def test_prompt_too_long_is_recovered_by_reactive_compaction(app_for, standin):
+    standin.brain = Model(*[{"text": f"answer {i} " + "detail " * 400} for i in range(3)], {"text": "recovered"},
+                          summaries=[{"text": "SUMMARY of three questions"}])
+    app, events = app_for()
+    for i in range(3):
+        assert app.turn(f"question {i}").ok
+    standin.context_window = count_request_tokens(standin.requests[-1]) + 50   # the next prompt won't fit
+    result = app.turn("question 3")
+    assert result.ok and result.text == "recovered"
+    assert "prompt is too long" in standin.answers[-3]
+    reactive = messages_of(events, "reactive_compact")
+    assert reactive[0].startswith("[reactive_compact] the API says the prompt is too long (")
+    assert reactive[-1].startswith("[reactive_compact] ") and "→" in reactive[-1]
+    retried = standin.requests[-1]
+    assert "question 3" in user_texts(retried["messages"]) and "SUMMARY of three" in json.dumps(retried)
+    assert count_request_tokens(retried) <= standin.context_window
+
+
+def test_context_window_exceeded_stop_reason_is_recovered(app_for, standin):
+    standin.brain = Model({"text": "first answer " + "detail " * 300},
+                          {"text": "partial", "stop_reason": "model_context_window_exceeded"},
+                          {"text": "complete answer"})
+    app, events = app_for()
+    assert app.turn("first").ok
+    assert app.turn("second").text == "complete answer"
+    assert "partial" not in json.dumps(app.messages)          # the cut answer was dropped
+    assert messages_of(events, "reactive_compact")
+
+
+def test_slash_compact_with_focus_and_the_meter(app_for, standin):
+    app, events = app_for()
+    standin.queue({"text": "long answer " * 200})
+    app.turn("explain the code")
+    sent = standin.requests[-1]
+    anchored = app.agent.compactor.measure(app.messages)
+    assert anchored >= count_request_tokens(sent)            # usage-anchored: at least what was sent
+    standin.queue({"text": "SUMMARY: explained the code"})
+    app.compact("error handling")
+    assert "Pay special attention to: error handling" in json.dumps(standin.requests[-1]["messages"][-1])
+    assert messages_of(events)[0] == "[manual compact] focus: error handling"
+    assert "explain the code" in user_texts(app.messages)

@@ -1,0 +1,140 @@
+"""Invariants every compaction layer and the whole pipeline must keep, on random valid histories.
+
+Histories mix parallel tool calls, text beside tool_use, huge results, CJK
+text, interruptions (text after tool results) and tool rounds right at the
+start. For each layer and for the pipeline:
+  - the output is a request the real API accepts (checked by the stand-in's validator),
+  - the input is not mutated,
+  - the person's first and latest requests survive (verbatim),
+  - the size (estimated tokens) never grows.
+"""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from compaction import (Compactor, compact_history, estimate_tokens, first_request, latest_request,
+                        micro_compact, reactive_compact, snip_compact, tool_result_budget, unseen_start)
+from compaction.boundaries import request_blocks
+from config import Settings
+from helpers import ask, call, results, say, user, user_texts
+from standin import validate_request
+
+WORKSPACE = Path(tempfile.mkdtemp(prefix="s08-props-"))
+WORDS = ["build", "the", "parser", "测试", "上下文", "压缩", "fix", "bug", "函数", "error", "ok", "日志"]
+SIZES = [5, 60, 180, 2_500, 12_000, 40_000]
+
+words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)
+requests = st.tuples(st.sampled_from(["please", "请", "now", "then"]), words).map(" ".join)
+
+
+@st.composite
+def outputs(draw):
+    size = draw(st.sampled_from(SIZES))
+    unit = draw(words) + "\n"
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+@st.composite
+def histories(draw):
+    messages = [user(draw(requests))]
+    for _ in range(draw(st.integers(0, 24))):
+        if draw(st.integers(0, 3)):                       # a tool round (often parallel)
+            calls = [call(draw(st.sampled_from(["bash", "read_file", "write_file", "edit_file"])),
+                          arg=draw(words)) for _ in range(draw(st.integers(1, 3)))]
+            messages.append(ask(*calls, text=draw(st.none() | words)))
+            messages.append(results(*[(c, draw(outputs())) for c in calls],
+                                    text=draw(st.none() | st.none() | requests)))
+        else:                                             # an answer, then a new request
+            messages.append(say(draw(words)))
+            messages.append(user(draw(requests)))
+    for _ in range(draw(st.integers(0, 12))):            # a long tool chain after the latest request
+        c = call("bash", arg=draw(words))
+        messages += [ask(c), results((c, draw(outputs())))]
+    return messages
+
+
+def check(before: list[dict], snapshot: list[dict], after: list[dict], keeps_unseen: bool = True) -> None:
+    validate_request({"model": "m", "max_tokens": 10, "messages": after})
+    unseen = before[unseen_start(before):]
+    if keeps_unseen and unseen:
+        assert after[-len(unseen):] == unseen, "the round the model has not seen was changed"
+    assert before == snapshot, "the input was mutated"
+    assert first_request(after) == first_request(before)
+    texts = user_texts(after)
+    for block in latest_request(before)[1]:
+        assert block["text"] in texts, "the latest request was lost"
+    assert estimate_tokens(after) <= estimate_tokens(before)
+
+
+def summarize(request):
+    return "Summary: the user asked for work on the parser; tests were run.", "end_turn"
+
+
+common = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                          HealthCheck.data_too_large])
+
+
+@common
+@given(histories())
+def test_tool_result_budget_invariants(messages):
+    snapshot = copy.deepcopy(messages)
+    check(messages, snapshot, tool_result_budget(messages, 8_000, 20_000, workspace=WORKSPACE), False)
+
+
+@common
+@given(histories(), st.integers(4, 20), st.integers(3, 10))
+def test_snip_compact_invariants(messages, max_messages, target):
+    snapshot = copy.deepcopy(messages)
+    check(messages, snapshot, snip_compact(messages, max_messages, target, workspace=WORKSPACE))
+
+
+@common
+@given(histories(), st.integers(0, 4))
+def test_micro_compact_invariants(messages, keep_recent):
+    snapshot = copy.deepcopy(messages)
+    check(messages, snapshot, micro_compact(messages, keep_recent))
+
+
+@common
+@given(histories(), st.booleans())
+def test_compact_history_invariants(messages, reactive):
+    snapshot = copy.deepcopy(messages)
+    try:
+        if reactive:
+            out = reactive_compact(messages, summarize, window=6_000, workspace=WORKSPACE)
+        else:
+            out = compact_history(messages, summarize, workspace=WORKSPACE)
+    except Exception as exc:       # a refused summary must leave the input exactly as it was
+        assert type(exc).__name__ == "SummaryFailed" and messages == snapshot
+        return
+    check(messages, snapshot, out)
+
+
+@common
+@given(histories(), st.integers(1_000, 20_000), st.booleans())
+def test_whole_pipeline_invariants(messages, limit, summary_works):
+    config = Settings(context_limit=limit, snip_max_messages=14, snip_target_messages=8,
+                      persist_threshold=8_000, round_budget=20_000)
+
+    def maybe_broken(request):
+        if not summary_works:
+            raise RuntimeError("overloaded")
+        return summarize(request)
+    compactor = Compactor(config, WORKSPACE, maybe_broken)
+    snapshot = copy.deepcopy(messages)
+    out = compactor.prepare(messages)
+    check(messages, snapshot, out, False)
+    again = compactor.prepare(out)                     # a second pass never breaks anything either
+    check(out, copy.deepcopy(out), again, False)
+
+
+@common
+@given(histories())
+def test_requests_found_are_what_the_person_typed(messages):
+    at, found = latest_request(messages)
+    assert found and all(b in request_blocks(messages[at]) for b in found)
