@@ -75,15 +75,17 @@ class Compactor:
                              "tokens — run /compact to try again]", "warning"))
             return out
         self.emit(Compaction("auto_compact", f"[auto_compact triggered] {size:,} > {limit:,} tokens"))
-        return self._summarize(out, "", "auto_compact")
+        return self._summarize(out, "", "auto_compact", measured=size)
 
-    def _summarize(self, messages: list[dict], focus: str, kind: str, window: int | None = None) -> list[dict]:
+    def _summarize(self, messages: list[dict], focus: str, kind: str, window: int | None = None,
+                   measured: int | None = None) -> list[dict]:
         """Summarize for `kind` (auto_compact, manual compact, reactive_compact); on failure keep the
         history and — except for a manual compact — fall back to the non-model reduction."""
         s = self.settings
         window = min(window or s.context_window, s.context_window)
         kwargs = dict(focus=focus, workspace=self.workspace, system=self.system, tools=self.tools,
-                      emit=self.emit, max_input_tokens=input_budget(window, s.summary_max_tokens))
+                      emit=self.emit, max_input_tokens=input_budget(window, s.summary_max_tokens),
+                      measured=measured or self.measure(messages))
         try:
             if kind == "reactive_compact":
                 new = reactive_compact(messages, self.summarize, window=window, **kwargs)

@@ -103,8 +103,9 @@ def summary_request(messages: list[dict], instruction: str, max_input_tokens: in
 def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = "",
                     workspace: Path | None = None, system=None, tools=None,
                     max_input_tokens: int | None = None, keep_tail_tokens: int = 0,
-                    label: str = "compacted", emit: Emit = ignore) -> list[dict]:
-    """Summarize the history and return the short one; raise SummaryFailed leaving the input as it was."""
+                    label: str = "compacted", measured: int | None = None, emit: Emit = ignore) -> list[dict]:
+    """Summarize the history and return the short one; raise SummaryFailed leaving the input as it was.
+    `measured` is the prompt size the caller measured (usage-anchored), shown in the event."""
     if not messages:
         raise SummaryFailed("nothing to compact")
     workspace = Path(workspace or Path.cwd())
@@ -148,8 +149,9 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
     after = estimate_tokens(new, system, tools)
     if after >= before:
         raise SummaryFailed(f"the summary ({after:,} tokens) is not smaller than the history ({before:,})")
-    emit(Compaction(label, f"[{label}] {before:,} → {after:,} tokens", {"before": before, "after": after,
-                                                                       "transcript": transcript}))
+    shown = max(measured or 0, before)     # the size that triggered us, when the caller measured it
+    emit(Compaction(label, f"[{label}] {shown:,} → {after:,} tokens", {"before": shown, "after": after,
+                                                                      "transcript": transcript}))
     return new
 
 

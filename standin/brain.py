@@ -29,13 +29,29 @@ def _text_of(content) -> str:
     return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
+NOT_TYPED = ("[snipped ", "[compacted]", "[Request interrupted", "The user's first request",
+             "Summary of the conversation so far", "<summary-request>")
+
+
 def _latest_request(messages: list[dict]) -> str:
+    """The newest text a person typed — skipping what the agent's compaction wrote itself."""
     for msg in reversed(messages):
-        if msg["role"] == "user":
-            text = _text_of(msg["content"]).strip()
-            if text:
-                return text.splitlines()[-1] if "[Request interrupted" in text else text
+        if msg["role"] != "user":
+            continue
+        content = msg["content"]
+        texts = [content] if isinstance(content, str) else \
+            [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        typed = [t.strip() for t in texts if t.strip() and not t.strip().startswith(NOT_TYPED)]
+        if typed:
+            return typed[-1]
     return ""
+
+
+def _summary_requested(messages: list[dict]) -> bool:
+    content = messages[-1]["content"]
+    text = content if isinstance(content, str) else " ".join(
+        b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return "<summary-request>" in text
 
 
 def _pending_results(messages: list[dict]) -> list[dict]:
@@ -64,7 +80,7 @@ class Brain:
         low = request.lower()
         zh = bool(CJK.search(request))
         results = _pending_results(messages)
-        if "<summary-request>" in low or "summarize the conversation" in low:
+        if _summary_requested(messages):
             return {"text": self._summary(messages)}
         if ("every python file" in low or "all python files" in low or
                 ("python" in low and ("逐个" in request or "每个" in request or "所有" in request))):
@@ -122,9 +138,11 @@ class Brain:
         requests, files, commands = [], [], []
         for msg in messages:
             if msg["role"] == "user":
-                text = _text_of(msg["content"]).strip()
-                if text and "<summary-request>" not in text.lower() and not text.startswith("[snipped"):
-                    requests.append(text.splitlines()[0][:200])
+                content = msg["content"]
+                for text in [content] if isinstance(content, str) else [
+                        b.get("text", "") for b in content if b.get("type") == "text"]:
+                    if text.strip() and not text.strip().startswith(NOT_TYPED):
+                        requests.append(text.strip().splitlines()[0][:200])
             elif isinstance(msg["content"], list):
                 for b in msg["content"]:
                     if b.get("type") == "tool_use":
