@@ -60,6 +60,25 @@ def app_for(tmp_path, workspace, standin):
     return make
 
 
+@pytest.fixture
+def repl(tmp_path, workspace, standin):
+    """Start `python agent.py` in a pseudo-terminal against the stand-in; returns it at the prompt.
+    `brain` (optional) answers whatever the stand-in's script does not."""
+    children = []
+
+    def start(brain=None, **settings):
+        if brain is not None:
+            standin.brain = brain
+        child = spawn_agent(base_env(tmp_path, standin, **settings), workspace, timeout=30)
+        children.append(child)
+        child.expect_exact("s08 >> ")
+        return child
+    yield start
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)
+
+
 def spawn_agent(env: dict, cwd: Path, *args: str, timeout: float = 15):
     import pexpect
     return pexpect.spawn(sys.executable, [AGENT, *args], cwd=str(cwd), env=env, encoding="utf-8",

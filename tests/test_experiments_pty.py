@@ -9,7 +9,6 @@ import re
 import pexpect
 import pytest
 
-from conftest import base_env, spawn_agent
 from helpers import Model
 from standin import Brain, count_request_tokens, validate_request
 
@@ -18,19 +17,9 @@ PROMPT = "s08 >> "
 
 
 @pytest.fixture
-def run(tmp_path, workspace, standin):
-    children = []
-
-    def start(brain=None, **settings):
-        standin.brain = brain or Brain()
-        child = spawn_agent(base_env(tmp_path, standin, **settings), workspace, timeout=30)
-        children.append(child)
-        child.expect_exact(PROMPT)
-        return child
-    yield start
-    for child in children:
-        if child.isalive():
-            child.terminate(force=True)
+def run(repl):
+    """The REPL with the stand-in's demo model answering (unless a test brings its own)."""
+    return lambda brain=None, **settings: repl(brain or Brain(), **settings)
 
 
 def screen_after(child, text):

@@ -8,34 +8,10 @@ import time
 import pexpect
 import pytest
 
-from conftest import base_env, spawn_agent
+from helpers import user_texts
 
 pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
-
-
-@pytest.fixture
-def repl(tmp_path, workspace, standin):
-    children = []
-
-    def start(**settings):
-        child = spawn_agent(base_env(tmp_path, standin, **settings), workspace)
-        children.append(child)
-        child.expect_exact(PROMPT)
-        return child
-    yield start
-    for child in children:
-        if child.isalive():
-            child.terminate(force=True)
-
-
-def user_texts(request):
-    out = []
-    for m in request["messages"]:
-        if m["role"] == "user":
-            content = m["content"]
-            out += [content] if isinstance(content, str) else [b["text"] for b in content if b["type"] == "text"]
-    return out
 
 
 def test_banner_prompt_and_streamed_answer(repl, standin, workspace):
@@ -64,7 +40,7 @@ def test_ctrl_c_mid_stream_cancels_the_turn_only(repl, standin):
     child.expect_exact(PROMPT)
     sent = standin.requests[-1]
     assert [m["role"] for m in sent["messages"]] == ["user"]          # the half answer was not kept
-    assert user_texts(sent) == ["tell me a story", "[Request interrupted by user]", "something else"]
+    assert user_texts(sent["messages"]) == ["tell me a story", "[Request interrupted by user]", "something else"]
 
 
 def test_ctrl_c_mid_command_kills_it_and_answers_the_tool_call(repl, standin, workspace):
@@ -120,7 +96,7 @@ def test_multiline_input_with_esc_enter(repl, standin):
     child.send("\x1b\r")
     child.send("line two\r")
     child.expect_exact("GOT-IT")
-    assert user_texts(standin.requests[-1]) == ["line one\nline two"]
+    assert user_texts(standin.requests[-1]["messages"]) == ["line one\nline two"]
 
 
 def test_clear_and_slash_completion(repl, standin):
