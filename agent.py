@@ -3,6 +3,7 @@
     python agent.py                  interactive REPL at `s08 >>`
     python agent.py -p "prompt"      one request, prints the final answer (exit 0, or 1 on failure)
     echo "prompt" | python agent.py  one turn per input line, exits at end of input
+    python agent.py --continue       reopen the newest session of this workspace (--resume [id]: pick one)
 
 Builds the App (settings → model client → agent) and hands it to the UI.
 The loop itself lives in loop.py; all printing in ui.py.
@@ -19,17 +20,27 @@ from config import load_settings, missing_key_message
 from events import Notice, ignore
 from llm import LLM
 from loop import Agent, TurnResult, agent_loop, run_turn  # noqa: F401  (agent_loop re-exported)
+from session import (LoadedSession, SessionBusy, SessionHistory, SessionLog, find_session, list_sessions,
+                     load_session, open_session)
 
 
 class App:
     """One session: the settings, the agent, the conversation, and the slash commands."""
 
-    def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None):
+    def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
+                 resume: LoadedSession | None = None):
         self.workspace = workspace.resolve()
         self.env_file, self.environ = env_file, environ
         self.emit = ignore
-        self.messages: list[dict] = []
         self.load()
+        self.resumed = resume
+        self.messages = open_session(self.workspace, resume) if resume else self._new_history()
+
+    def _new_history(self) -> SessionHistory:
+        return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id}))
+
+    def close(self) -> None:
+        self.messages.log.close()
 
     def load(self) -> None:
         result = load_settings(self.workspace, self.env_file, self.environ)
@@ -67,7 +78,8 @@ class App:
         print_help(self)
 
     def clear(self) -> None:
-        self.messages.clear()
+        self.close()
+        self.messages = self._new_history()     # a new session; the old one stays resumable
         self.emit(Notice("[new conversation: history cleared]", "info"))
 
     def compact(self, focus: str = "") -> None:
@@ -86,11 +98,15 @@ class App:
         self.turn(None)
 
 
+def _print_warnings(app: App) -> None:
+    for warning in app.warnings + (app.resumed.notices if app.resumed else []):
+        print(warning, file=sys.stderr)
+
+
 def _run_once(app: App, prompt: str) -> int:
     from ui import QuietRenderer
     app.set_emit(QuietRenderer())
-    for warning in app.warnings:
-        print(warning, file=sys.stderr)
+    _print_warnings(app)
     result = app.turn(prompt)
     if result.text:
         print(result.text, flush=True)
@@ -100,8 +116,7 @@ def _run_once(app: App, prompt: str) -> int:
 def _run_piped(app: App) -> int:
     from ui import QuietRenderer
     app.set_emit(QuietRenderer())
-    for warning in app.warnings:
-        print(warning, file=sys.stderr)
+    _print_warnings(app)
     status = 0
     for line in sys.stdin:
         text = line.strip()
@@ -121,27 +136,63 @@ def _run_piped(app: App) -> int:
     return status
 
 
+def _pick_session(workspace: Path, args) -> LoadedSession | None:
+    """The session --continue / --resume asks for; raises SystemExit with a message if there is none."""
+    sessions = list_sessions(workspace)
+    if not sessions:
+        raise SystemExit(f"no saved session in {workspace / '.sessions'} to resume")
+    if args.resume:
+        path = find_session(workspace, args.resume)
+        if path is None:
+            raise SystemExit(f"no single session matches {args.resume!r}; run --resume without an id to list them")
+    elif args.resume == "":
+        from ui import pick_session
+        path = pick_session(sessions)
+        if path is None:
+            raise SystemExit(0)
+    else:
+        path = sessions[0]
+    return load_session(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python agent.py", description=__doc__.splitlines()[0])
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
+    parser.add_argument("-c", "--continue", dest="cont", action="store_true",
+                        help="reopen the newest session of this workspace")
+    parser.add_argument("-r", "--resume", nargs="?", const="", metavar="ID",
+                        help="reopen a session by id (without an id: choose from a list)")
     parser.add_argument("-w", "--workspace", type=Path, default=None,
                         help="folder the agent works in (default: the current folder)")
     parser.add_argument("--env-file", type=Path, default=None, help="read settings from this file "
                         "instead of <workspace>/.env")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     args = parser.parse_args(argv)
-    workspace = (args.workspace or Path(os.getcwd())).expanduser()
+    workspace = (args.workspace or Path(os.getcwd())).expanduser().resolve()
     if not workspace.is_dir():
         print(f"workspace {workspace} is not a folder", file=sys.stderr)
         return 2
-    app = App(workspace, args.env_file)
-    if args.prompt is not None:
-        return _run_once(app, args.prompt)
-    if not sys.stdin.isatty():
-        return _run_piped(app)
-    from ui import run_repl
-    return run_repl(app, debug=args.debug)
+    try:
+        loaded = _pick_session(workspace, args) if args.cont or args.resume is not None else None
+        app = App(workspace, args.env_file, resume=loaded)
+    except SessionBusy as exc:
+        print(f"{exc}; close it there first", file=sys.stderr)
+        return 1
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+            return 1
+        return exc.code or 0
+    try:
+        if args.prompt is not None:
+            return _run_once(app, args.prompt)
+        if not sys.stdin.isatty():
+            return _run_piped(app)
+        from ui import run_repl
+        return run_repl(app, debug=args.debug)
+    finally:
+        app.close()
 
 
 if __name__ == "__main__":

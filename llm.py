@@ -40,6 +40,14 @@ class LLMError(Exception):
         super().__init__(message)
         self.kind, self.status, self.retryable, self.retry_after = kind, status, retryable, retry_after
 
+    @property
+    def short(self) -> str:
+        """A few words for the retry line, e.g. "529 overloaded"."""
+        words = {"rate_limit": "rate limited", "overloaded": "overloaded", "server": "server error",
+                 "dropped": "connection dropped", "connection": "connection failed", "timeout": "timed out"}
+        text = words.get(self.kind, self.kind.replace("_", " "))
+        return f"{self.status} {text}" if self.status else text
+
 
 def _error_message(exc: anthropic.APIStatusError) -> tuple[str, str]:
     body = exc.body if isinstance(exc.body, dict) else {}
@@ -95,6 +103,9 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float) -> L
         return LLMError(f"API error ({status}): {message}", "server", status, status in RETRY_STATUSES,
                         _retry_after(exc))
     text = f"{type(exc).__name__}: {exc}".strip()
+    if "Timeout" in type(exc).__name__:
+        return LLMError(f"No data from {base_url} for {timeout:g}s (API_TIMEOUT); the answer was abandoned.",
+                        "timeout", retryable=True)
     if "incomplete chunked read" in text or "peer closed" in text or "RemoteProtocolError" in text:
         return LLMError(f"The connection to {base_url} dropped mid-answer.", "dropped", retryable=True)
     return LLMError(f"Model call failed: {text[:300]}", "unknown")
@@ -201,7 +212,7 @@ class LLM:
                     raise err from None
                 delay = err.retry_after if err.retry_after is not None else \
                     min(8.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.8, 1.0)
-                emit(Retrying(delay, str(err), attempt, attempts - 1))
+                emit(Retrying(delay, err.short, attempt, attempts - 1))
                 time.sleep(delay)
                 continue
             reply = acc.reply()

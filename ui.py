@@ -190,6 +190,61 @@ def print_banner(console: Console, app) -> None:
         console.print(f"[yellow]{escape(warning)}[/yellow]")
     if not s.has_credentials:
         console.print(f"[yellow]{escape(app.missing_key_message())}[/yellow]")
+    if app.resumed is not None:
+        show_resumed(console, app.resumed, app.messages)
+
+
+def _one_line(text: str, width: int = 110) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[:width - 1] + "…"
+
+
+def show_resumed(console: Console, loaded, messages: list[dict], exchanges: int = 3) -> None:
+    """The resume notice and the last few exchanges, so the person sees where they left off."""
+    console.print(f"[green]resumed session {escape(loaded.id)} ({len(messages)} messages)[/green]")
+    for notice in loaded.notices:
+        console.print(f"[yellow]{escape(notice)}[/yellow]")
+    starts = [i for i, m in enumerate(messages) if m["role"] == "user" and any(
+        b.get("type") == "text" for b in _blocks(m))]
+    for m in messages[starts[-exchanges] if len(starts) >= exchanges else 0:]:
+        for b in _blocks(m):
+            if b.get("type") == "text" and m["role"] == "user":
+                console.print(Text("you › ", style="bold") + Text(_one_line(b["text"])))
+            elif b.get("type") == "text":
+                console.print(Text("s08 › ", style="bold cyan") + Text(_one_line(b["text"])))
+            elif b.get("type") == "tool_use":
+                console.print(Text(f"  ● {b['name']}  {summarize_input(b['name'], b.get('input'))}", style="dim"))
+    console.print(Text("─" * 40, style="dim"))
+
+
+def _blocks(message: dict) -> list[dict]:
+    content = message.get("content")
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+
+
+def pick_session(paths: list[Path], most: int = 10):
+    """Ask which session to resume; returns its path or None."""
+    from session import load_session
+    from compaction import first_request
+    console = Console(highlight=False)
+    console.print("[bold]Sessions in this workspace[/bold] (newest first):")
+    shown = paths[:most]
+    for n, path in enumerate(shown, 1):
+        loaded = load_session(path)
+        first = _one_line(first_request(loaded.messages) or "(empty)", 70)
+        console.print(f"  [cyan]{n:>2}[/cyan]  {escape(loaded.id)}  {len(loaded.messages):>4} messages  {escape(first)}")
+    try:
+        answer = input(f"Resume which one? [1-{len(shown)}, Enter = 1, q = quit] ").strip().lower()
+    except (EOFError, KeyboardInterrupt):
+        return None
+    if answer in ("q", "quit"):
+        return None
+    if not answer:
+        return shown[0]
+    if answer.isdigit() and 1 <= int(answer) <= len(shown):
+        return shown[int(answer) - 1]
+    console.print("[yellow]not a number from the list[/yellow]")
+    return None
 
 
 def run_repl(app, debug: bool = False) -> int:

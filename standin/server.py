@@ -15,6 +15,7 @@ is a dict (or a callable taking the request body and returning one):
     {"drop": "before"} / {"drop": "mid", "text": ..} connection closed before / during the answer
     {"stream_error": "overloaded_error", "text": ..} SSE error event after partial output
     {"hang": 5}                                      wait before answering (client timeouts)
+    {"stall": 5, "text": ...}                        stop for 5 s half-way through the stream
     {"delay": 0.05, "chunk": 4}                      pace of the stream (seconds per chunk, chars)
 
 Replies stream as SSE (chunked transfer encoding, so a drop is a real protocol
@@ -312,6 +313,8 @@ def _handler_for(server: StandIn):
                 for at in range(0, len(text), size):
                     if fault and sent >= len(text) // 2 and sent > 0:
                         return self._fail_stream(reply)
+                    if reply.get("stall") and at >= len(text) // 2 > at - size:
+                        time.sleep(float(reply["stall"]))
                     if delay:
                         time.sleep(delay)
                     self._event("content_block_delta", {"type": "content_block_delta", "index": index,

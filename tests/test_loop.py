@@ -92,7 +92,7 @@ def test_rate_limit_is_retried_visibly_honouring_retry_after(app_for, standin):
     app, events = app_for()
     assert app.turn("hi").text == "finally"
     [retry] = [e for e in events if isinstance(e, Retrying)]
-    assert "429" in retry.reason and abs(retry.delay - 0.2) < 0.01 and retry.max_attempts == 2
+    assert retry.reason == "429 rate limited" and abs(retry.delay - 0.2) < 0.01 and retry.max_attempts == 2
 
 
 def test_overloaded_after_all_retries_gives_up_with_one_line(app_for, standin):
@@ -127,6 +127,32 @@ def test_error_event_mid_stream(app_for, standin):
     standin.queue({"stream_error": "overloaded_error", "text": "some text before the error " * 4})
     app, events = app_for()
     assert not app.turn("hi").ok and "overloaded" in errors(events)[0]
+
+
+def test_server_error_after_partial_output_keeps_history_valid(app_for, standin):
+    standin.queue({"text": "first answer"}, {"stream_error": "api_error", "text": "half an answer " * 8},
+                  {"text": "next answer"})
+    app, events = app_for()
+    app.turn("one")
+    assert not app.turn("two").ok and "API error (500)" in errors(events)[0]
+    assert "half an answer" not in str(app.messages)
+    assert app.turn("three").text == "next answer"
+    assert [m["role"] for m in standin.requests[-1]["messages"]] == ["user", "assistant", "user"]
+
+
+def test_a_stream_that_stalls_times_out_with_one_line(app_for, standin):
+    standin.queue({"text": "slow answer " * 20, "stall": 3}, {"text": "quick answer"})
+    app, events = app_for(api_timeout=1, api_max_retries=0)
+    result = app.turn("hi")
+    assert not result.ok and "No data from" in errors(events)[0] and "API_TIMEOUT" in errors(events)[0]
+    assert app.turn("again").text == "quick answer"
+
+
+def test_529_then_success_shows_the_retry(app_for, standin):
+    standin.queue({"error": 529}, {"text": "fine now"})
+    app, events = app_for()
+    assert app.turn("hi").text == "fine now"
+    assert [e.reason for e in events if isinstance(e, Retrying)] == ["529 overloaded"]
 
 
 def test_prompt_too_long_twice_ends_with_a_clear_error(app_for, standin):
