@@ -10,7 +10,9 @@ answers any tool call left open by an interruption.
 from __future__ import annotations
 
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished; it may not have completed."
+NOT_STARTED_RESULT = "Not run: the user interrupted before this tool call started."
 INTERRUPTED_MARK = "[Request interrupted by user]"
+SUMMARY_MESSAGE_PREFIXES = ("[compacted]", "[snipped ")    # first text of messages compaction wrote
 
 
 def blocks(message: dict) -> list[dict]:
@@ -38,14 +40,21 @@ def text_of(message: dict) -> str:
 
 
 def add_user_text(messages: list[dict], text: str) -> None:
-    """Append the user's words, merging into a trailing user message so roles still alternate."""
+    """Append the user's words, merging into a trailing user message so roles still alternate —
+    except a summary message compaction wrote, which stays as it is (the API merges the two)."""
     if not text.strip():
         return
-    if messages and messages[-1].get("role") == "user":
+    if messages and messages[-1].get("role") == "user" and not _written_by_compaction(messages[-1]):
         last = messages[-1]
         messages[-1] = {"role": "user", "content": blocks(last) + [{"type": "text", "text": text}]}
     else:
         messages.append({"role": "user", "content": text})
+
+
+def _written_by_compaction(message: dict) -> bool:
+    first = blocks(message)[:1]
+    return bool(first) and first[0].get("type") == "text" and first[0].get("text", "").startswith(
+        SUMMARY_MESSAGE_PREFIXES)
 
 
 def close_dangling_tool_uses(messages: list[dict], note: str = INTERRUPTED_RESULT) -> int:

@@ -164,6 +164,7 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
     Ctrl-C or a failed model call: the history is left valid and the reason is emitted."""
     close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
     agent.tool_ctx.compact_request, agent.tool_ctx.compact_done = None, False
+    agent.compactor.begin_turn()
     if text is not None:
         add_user_text(messages, text)
     try:

@@ -24,7 +24,9 @@ SNIP_PREFIX = "[snipped "
 COMPACTED_PREFIX = "[compacted]"
 FIRST_REQUEST_PREFIX = "The user's first request, verbatim:\n"
 SUMMARY_PREFIX = "Summary of the conversation so far:\n"
-GENERATED_PREFIXES = (SNIP_PREFIX, COMPACTED_PREFIX, FIRST_REQUEST_PREFIX, SUMMARY_PREFIX, INTERRUPTED_MARK)
+ANSWERED_REQUEST_PREFIX = "The user's last request (already answered):\n"
+GENERATED_PREFIXES = (SNIP_PREFIX, COMPACTED_PREFIX, FIRST_REQUEST_PREFIX, SUMMARY_PREFIX, ANSWERED_REQUEST_PREFIX,
+                      INTERRUPTED_MARK)
 
 
 def tool_names(messages: list[dict]) -> dict[str, str]:

@@ -31,6 +31,7 @@ from .tokens import ContextMeter, estimate_tokens
 
 MAX_FAILURES = 3
 FALLBACK_MIN_MESSAGES = 8
+FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
 _TOO_LONG = re.compile(r"(\d[\d,]*)\s*tokens\s*>\s*(\d[\d,]*)")
 
 
@@ -41,7 +42,12 @@ class Compactor:
         self.emit, self.system, self.tools = emit, system, tools
         self.meter = ContextMeter()
         self.failures, self.auto_enabled = 0, True
+        self.failed_this_turn = self.warned_this_turn = False
         self.snip_transcript: Path | None = None
+
+    def begin_turn(self) -> None:
+        """A new user turn: failures are counted at most once per turn."""
+        self.failed_this_turn = self.warned_this_turn = False
 
     # ---- measuring ---------------------------------------------------------------------
     def measure(self, messages: list[dict]) -> int:
@@ -58,10 +64,15 @@ class Compactor:
 
     def cheap_layers(self, messages: list[dict]) -> list[dict]:
         s = self.settings
-        out = tool_result_budget(messages, s.persist_threshold, s.round_budget, s.preview_chars,
-                                 preserve=s.preserved_tools, workspace=self.workspace, emit=self.emit)
-        out = snip_compact(out, s.snip_max_messages, s.snip_target_messages, workspace=self.workspace,
-                           transcript=self.snip_transcript, emit=self._on_snip)
+        try:
+            out = tool_result_budget(messages, s.persist_threshold, s.round_budget, s.preview_chars,
+                                     preserve=s.preserved_tools, workspace=self.workspace, emit=self.emit)
+            out = snip_compact(out, s.snip_max_messages, s.snip_target_messages, workspace=self.workspace,
+                               transcript=self.snip_transcript, emit=self._on_snip)
+        except OSError as exc:          # a full disk or a read-only workspace must not end the turn
+            self.emit(Notice(f"[compaction could not write to disk: {exc.strerror or exc}; "
+                             "outputs stay in the context]", "warning"))
+            out = messages
         return micro_compact(out, s.keep_recent, s.preserved_tools, emit=self.emit)
 
     def prepare(self, messages: list[dict]) -> list[dict]:
@@ -71,14 +82,16 @@ class Compactor:
         if size <= limit:
             return out
         if not self.auto_enabled:
-            self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries: {size:,} > {limit:,} "
-                             "tokens — run /compact to try again]", "warning"))
+            if not self.warned_this_turn:
+                self.warned_this_turn = True
+                self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries: {size:,} > "
+                                 f"{limit:,} tokens — run /compact to try again]", "warning"))
             return out
         self.emit(Compaction("auto_compact", f"[auto_compact triggered] {size:,} > {limit:,} tokens"))
         return self._summarize(out, "", "auto_compact", measured=size)
 
     def _summarize(self, messages: list[dict], focus: str, kind: str, window: int | None = None,
-                   measured: int | None = None) -> list[dict]:
+                   measured: int | None = None, scale: float = 1.0) -> list[dict]:
         """Summarize for `kind` (auto_compact, manual compact, reactive_compact); on failure keep the
         history and — except for a manual compact — fall back to the non-model reduction."""
         s = self.settings
@@ -88,45 +101,67 @@ class Compactor:
                       measured=measured or self.measure(messages))
         try:
             if kind == "reactive_compact":
-                new = reactive_compact(messages, self.summarize, window=window, **kwargs)
+                new = reactive_compact(messages, self.summarize, window=window, scale=scale, **kwargs)
             else:
                 new = compact_history(messages, self.summarize, **kwargs)
         except SummaryFailed as exc:
-            self.failures += 1
-            self.emit(Notice(f"[{kind} failed: {exc}; the history was kept]", "warning"))
-            if self.failures >= MAX_FAILURES and self.auto_enabled:
-                self.auto_enabled = False
-                self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries in a row; "
-                                 "run /compact to try again]", "warning"))
+            if exc.trivial:
+                self.emit(Notice(f"[{kind}: {exc}]", "info"))
+            else:
+                self._count_failure(kind, exc)
             return messages if kind == "manual compact" else self._fallback(messages)
         self.failures, self.auto_enabled = 0, True
         self.meter.forget()
         return new
 
+    def _count_failure(self, kind: str, exc: Exception) -> None:
+        self.emit(Notice(f"[{kind} failed: {exc}; the history was kept]", "warning"))
+        if self.failed_this_turn:
+            return
+        self.failed_this_turn = True
+        self.failures += 1
+        if self.failures >= MAX_FAILURES and self.auto_enabled:
+            self.auto_enabled, self.warned_this_turn = False, True
+            self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries in a row; "
+                             "run /compact to try again]", "warning"))
+
     def _fallback(self, messages: list[dict]) -> list[dict]:
-        """No model: snip down to a short tail and clear every old result, read_file's included."""
+        """No model: every big output to disk (read_file's and unseen ones too), snip down to a short
+        tail, and clear every old result."""
         before = estimate_tokens(messages, self.system, self.tools)
         target = max(FALLBACK_MIN_MESSAGES, self.settings.snip_target_messages // 2)
-        out = snip_compact(messages, target, target, workspace=self.workspace,
-                           transcript=self.snip_transcript, emit=self._on_snip)
+        try:
+            out = tool_result_budget(messages, FALLBACK_PERSIST_CHARS, FALLBACK_PERSIST_CHARS,
+                                     self.settings.preview_chars, preserve=frozenset(),
+                                     workspace=self.workspace, emit=self.emit)
+            out = snip_compact(out, target, target, workspace=self.workspace,
+                               transcript=self.snip_transcript, emit=self._on_snip)
+        except OSError as exc:
+            self.emit(Notice(f"[fallback could not write to disk: {exc.strerror or exc}]", "warning"))
+            out = messages
         out = micro_compact(out, keep_recent=1, preserve=frozenset(), emit=self.emit)
         after = estimate_tokens(out, self.system, self.tools)
-        self.emit(Compaction("fallback", f"[fallback] snipped and cleared harder without the model: "
-                                         f"{before:,} → {after:,} tokens"))
+        self.emit(Compaction("fallback", f"[fallback] cut without the model: {before:,} → {after:,} tokens"
+                             if after < before else "[fallback] nothing more to cut without the model"))
         return out
 
     # ---- on request ------------------------------------------------------------------
     def compact(self, messages: list[dict], focus: str = "") -> list[dict]:
         """The compact tool and /compact: summarize now (with an optional focus)."""
         self.emit(Compaction("manual compact", "[manual compact]" + (f" focus: {focus}" if focus else "")))
-        self.failures, self.auto_enabled = 0, True
+        self.failures, self.auto_enabled, self.failed_this_turn = 0, True, False
         return self._summarize(messages, focus, "manual compact")
 
     def reactive(self, messages: list[dict], error: str) -> list[dict]:
-        """The API said the prompt is too long: keep a recent tail, summarize the rest."""
+        """The API said the prompt is too long: keep a recent tail, summarize the rest. The error's
+        count against our own estimate of the same request scales every budget to the API's tokens."""
         found = _TOO_LONG.search(error)
-        window = int(found.group(2).replace(",", "")) if found else None
-        said = f" ({found.group(1)} > {found.group(2)} tokens)" if found else ""
+        said, real, window = "", None, None
+        if found:
+            real, window = (int(g.replace(",", "")) for g in found.groups())
+            said = f" ({real:,} > {window:,} tokens)"
+        estimate = estimate_tokens(messages, self.system, self.tools)
+        scale = real / estimate if real and estimate else 1.0
         self.emit(Compaction("reactive_compact", f"[reactive_compact] the API says the prompt is too long{said}; "
                                                  "compacting and retrying once"))
-        return self._summarize(messages, "", "reactive_compact", window=window)
+        return self._summarize(messages, "", "reactive_compact", window=window, scale=scale)

@@ -18,6 +18,7 @@ larger recent tail, for when the API has already said the prompt is too long.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -25,15 +26,16 @@ from config import Settings
 from events import Compaction, Emit, ignore
 from history import blocks
 from storage import relative, write_transcript
-from .boundaries import (COMPACTED_PREFIX, FIRST_REQUEST_PREFIX, SUMMARY_PREFIX, first_request,
-                         latest_request, safe_cuts, unseen_start)
+from .boundaries import (ANSWERED_REQUEST_PREFIX, COMPACTED_PREFIX, FIRST_REQUEST_PREFIX, SUMMARY_PREFIX,
+                         first_request, latest_request, safe_cuts, unseen_start)
 from .tokens import estimate_message, estimate_tokens
 
 D = Settings()
 MAX_REACTIVE_RETRIES = 1
 FIRST_REQUEST_MAX_CHARS = 8_000
-SUMMARY_INPUT_BLOCK_CHARS = 20_000   # when shortening, one block keeps at most this much (head + tail)
+CLIP_STEPS = (20_000, 4_000, 1_000, 200)   # when shortening, one block keeps at most this much (head + tail)
 WINDOW_MARGIN = 1_000
+MIN_SUMMARIZABLE_TOKENS = 400              # less than this before the kept tail: not worth a model call
 
 SUMMARY_INSTRUCTION = """<summary-request>
 Summarize the conversation above so that the work can continue from your summary alone; the full
@@ -45,14 +47,19 @@ transcript is saved separately. Do not call any tools. Use these sections:
 5. Errors — problems met and whether they were resolved.
 6. Current state — what is done and what is in progress.
 7. Next steps — what remains for the user's current request.
-{focus}Be concise but keep every detail needed to continue: names, paths, numbers. At most about 1,200 words.
+{focus}Be concise but keep every detail needed to continue: names, paths, numbers. Stay under about 700 words.
 </summary-request>"""
 
 Summarize = Callable[[list[dict]], tuple[str, str | None]]
 
 
 class SummaryFailed(Exception):
-    """The summary could not be made; the message says why in one line."""
+    """The summary could not be made; the message says why in one line. `trivial` means there was
+    nothing worth summarizing (not a failure of the model, so it does not count against it)."""
+
+    def __init__(self, message: str, trivial: bool = False):
+        super().__init__(message)
+        self.trivial = trivial
 
 
 def input_budget(window: int, summary_max_tokens: int = D.summary_max_tokens) -> int:
@@ -65,33 +72,47 @@ def summary_instruction(focus: str = "") -> str:
     return SUMMARY_INSTRUCTION.format(focus=extra)
 
 
-def _clip_block(block: dict, limit: int) -> dict:
-    def clip(text: str) -> str:
-        if len(text) <= limit:
-            return text
-        half = limit // 2
-        return f"{text[:half]}\n[... {len(text) - limit:,} chars left out of this summary request ...]\n{text[-half:]}"
-    if block.get("type") == "text":
-        return {**block, "text": clip(block["text"])}
-    if block.get("type") == "tool_result" and isinstance(block.get("content"), str):
-        return {**block, "content": clip(block["content"])}
-    return block
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - limit:,} chars left out of this summary request ...]\n{text[-half:]}"
+
+
+def _clip_message(message: dict, limit: int) -> dict:
+    out = []
+    for b in blocks(message):
+        if b.get("type") == "text":
+            b = {**b, "text": _clip(b["text"], limit)}
+        elif b.get("type") == "tool_result" and isinstance(b.get("content"), str):
+            b = {**b, "content": _clip(b["content"], limit)}
+        elif b.get("type") == "tool_use" and len(json.dumps(b.get("input", {}))) > limit:
+            b = {**b, "input": {k: _clip(v, limit // 4) if isinstance(v, str) else v for k, v in b["input"].items()}}
+        out.append(b)
+    return {**message, "content": out}
 
 
 def summary_request(messages: list[dict], instruction: str, max_input_tokens: int, system=None,
                     tools=None, transcript: str = "") -> list[dict]:
-    """The messages of the summary call: the history as sent plus the instruction, shortened
-    (huge blocks clipped, then oldest messages dropped at safe cuts) only if it would not fit."""
+    """The messages of the summary call: the history as sent plus the instruction. Only when that
+    would not fit: clip big blocks (harder and harder) and drop the oldest messages, cutting only
+    where no tool pair is split, until it fits."""
     ask = {"role": "user", "content": instruction}
     fixed = estimate_tokens([ask], system, tools)
     if fixed + sum(estimate_message(m) for m in messages) <= max_input_tokens:
         return messages + [ask]
-    clipped = [{**m, "content": [_clip_block(b, SUMMARY_INPUT_BLOCK_CHARS) for b in blocks(m)]} for m in messages]
-    sizes = [estimate_message(m) for m in clipped]
-    safe, total, start = safe_cuts(clipped), sum(sizes), 0
-    while start < len(clipped) - 1 and (fixed + total > max_input_tokens or not safe[start]):
-        total -= sizes[start]
-        start += 1
+    safe = safe_cuts(messages)
+    starts = [i for i in range(len(messages)) if safe[i]] or [len(messages) - 1]
+    for limit in CLIP_STEPS:
+        clipped = [_clip_message(m, limit) for m in messages]
+        sizes = [estimate_message(m) for m in clipped]
+        suffix = [0] * (len(clipped) + 1)
+        for i in range(len(clipped) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + sizes[i]
+        fitting = [i for i in starts if fixed + suffix[i] <= max_input_tokens]
+        if fitting or limit == CLIP_STEPS[-1]:
+            start = fitting[0] if fitting else starts[-1]
+            break
     kept = clipped[start:]
     if start:
         note = {"role": "user", "content": f"[{start} earlier messages are left out of this summary request "
@@ -100,19 +121,8 @@ def summary_request(messages: list[dict], instruction: str, max_input_tokens: in
     return kept + [ask]
 
 
-def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = "",
-                    workspace: Path | None = None, system=None, tools=None,
-                    max_input_tokens: int | None = None, keep_tail_tokens: int = 0,
-                    label: str = "compacted", measured: int | None = None, emit: Emit = ignore) -> list[dict]:
-    """Summarize the history and return the short one; raise SummaryFailed leaving the input as it was.
-    `measured` is the prompt size the caller measured (usage-anchored), shown in the event."""
-    if not messages:
-        raise SummaryFailed("nothing to compact")
-    workspace = Path(workspace or Path.cwd())
-    before = estimate_tokens(messages, system, tools)
-    transcript = relative(workspace, write_transcript(workspace, messages))
-    emit(Compaction("transcript", f"[transcript saved: {transcript}]", {"path": transcript}))
-
+def _keep_from(messages: list[dict], keep_tail_tokens: int) -> int:
+    """Where the verbatim tail starts: the unseen round, or a larger recent tail (reactive)."""
     keep_from, safe = unseen_start(messages), safe_cuts(messages)
     if keep_tail_tokens:
         budget = keep_tail_tokens - sum(estimate_message(m) for m in messages[keep_from:])
@@ -121,14 +131,48 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
             budget -= estimate_message(messages[keep_from])
         while keep_from < len(messages) and not safe[keep_from]:
             keep_from += 1
-    window = max_input_tokens or input_budget(D.context_window)
-    request = summary_request(messages, summary_instruction(focus), window, system, tools, transcript)
+    return keep_from
+
+
+def _ask(summarize: Summarize, make_request) -> tuple[str, str | None]:
+    """Call the model; if it says the summary request itself is too long, retry once at half size."""
+    for budget_share in (1.0, 0.5):
+        try:
+            return summarize(make_request(budget_share))
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 — any failure of the call is a failed summary
+            if budget_share == 1.0 and "too long" in str(exc).lower():
+                continue
+            raise SummaryFailed(f"the summary call failed: {exc}") from None
+    raise AssertionError("unreachable")
+
+
+def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = "",
+                    workspace: Path | None = None, system=None, tools=None,
+                    max_input_tokens: int | None = None, keep_tail_tokens: int = 0,
+                    label: str = "compacted", measured: int | None = None, emit: Emit = ignore) -> list[dict]:
+    """Summarize the history and return the short one; raise SummaryFailed leaving the input as it was.
+
+    The summary request is the history as sent plus the instruction (its prefix is already in the
+    prompt cache); with `keep_tail_tokens` (reactive) only the part that goes away is sent.
+    `measured` is the prompt size the caller measured (usage-anchored), shown in the event."""
+    keep_from = _keep_from(messages, keep_tail_tokens) if messages else 0
+    if estimate_tokens(messages[:keep_from]) < MIN_SUMMARIZABLE_TOKENS:
+        raise SummaryFailed("there is too little to summarize yet", trivial=True)
+    workspace = Path(workspace or Path.cwd())
+    before = estimate_tokens(messages, system, tools)
     try:
-        text, stop_reason = summarize(request)
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:  # noqa: BLE001 — any failure of the call is a failed summary
-        raise SummaryFailed(f"the summary call failed: {exc}") from None
+        transcript = relative(workspace, write_transcript(workspace, messages))
+    except OSError as exc:
+        raise SummaryFailed(f"cannot save the transcript: {exc.strerror or exc}") from None
+    emit(Compaction("transcript", f"[transcript saved: {transcript}]", {"path": transcript}))
+
+    source = messages[:keep_from] if keep_tail_tokens else messages
+    budget = max_input_tokens or input_budget(D.context_window)
+    instruction = summary_instruction(focus)
+    text, stop_reason = _ask(summarize, lambda share: summary_request(
+        source, instruction, int(budget * share), system, tools, transcript))
     text = (text or "").strip()
     if not text:
         raise SummaryFailed("the model returned an empty summary")
@@ -139,25 +183,34 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
                                         f"context. Full transcript: {transcript} (read it with read_file "
                                         "when you need exact details)."}]
     at, request_now = latest_request(messages)
+    answered = messages[-1].get("role") == "assistant"      # compacting between turns
+    typed_after = [dict(b) for b in request_now] if at < keep_from and not answered else []
     first = first_request(messages)
-    if first and first != (request_now[0]["text"] if request_now else None):
+    first_kept = request_now and first == request_now[0]["text"] and (at >= keep_from or typed_after)
+    if first and not first_kept:
         content.append({"type": "text", "text": FIRST_REQUEST_PREFIX + first[:FIRST_REQUEST_MAX_CHARS]})
     content.append({"type": "text", "text": SUMMARY_PREFIX + text})
-    if request_now and at < keep_from:
-        content += [dict(b) for b in request_now]      # the current request, verbatim
+    if request_now and at < keep_from and answered:
+        content.append({"type": "text", "text": ANSWERED_REQUEST_PREFIX + "\n\n".join(b["text"] for b in request_now)})
+    content += typed_after                                  # the current request, verbatim
     new = [{"role": "user", "content": content}] + messages[keep_from:]
     after = estimate_tokens(new, system, tools)
     if after >= before:
         raise SummaryFailed(f"the summary ({after:,} tokens) is not smaller than the history ({before:,})")
-    shown = max(measured or 0, before)     # the size that triggered us, when the caller measured it
+    shown = measured or before     # the size that triggered us, when the caller measured it
     emit(Compaction(label, f"[{label}] {shown:,} → {after:,} tokens", {"before": shown, "after": after,
                                                                       "transcript": transcript}))
     return new
 
 
 def reactive_compact(messages: list[dict], summarize: Summarize, *, window: int | None = None,
-                     **kwargs) -> list[dict]:
-    """After "prompt is too long": keep a recent tail of about a quarter of the window, summarize the rest."""
+                     scale: float = 1.0, **kwargs) -> list[dict]:
+    """After "prompt is too long": keep a recent tail of about a quarter of the window, summarize the
+    rest. `scale` is how much the API's count exceeds our estimate (from the error), so both the tail
+    and the summary request are sized in the API's tokens."""
     window = window or D.context_window
+    scale = max(1.0, scale)
     kwargs.setdefault("max_input_tokens", input_budget(window))
-    return compact_history(messages, summarize, keep_tail_tokens=window // 4, label="reactive_compact", **kwargs)
+    kwargs["max_input_tokens"] = int(kwargs["max_input_tokens"] / scale)
+    return compact_history(messages, summarize, keep_tail_tokens=int(window // 4 / scale),
+                           label="reactive_compact", **kwargs)

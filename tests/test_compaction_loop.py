@@ -63,20 +63,27 @@ def test_auto_compact_triggers_over_the_limit(app_for, standin, workspace):
     assert any(b < a / 2 for a, b in zip(sizes, sizes[1:]))      # the prompt shrank after the compaction
 
 
-def test_failed_summaries_keep_history_fall_back_and_stop_after_three(app_for, standin, workspace):
+def test_failed_summaries_keep_history_fall_back_and_stop_after_three_turns(app_for, standin, workspace):
     turns = []
-    for turn in range(5):
+    for turn in range(7):
         turns += [{"tool_calls": [{"name": "bash", "input": {"command": f"echo {turn}"}}]},
                   {"text": f"answer {turn} " + "words " * 400}]
     model = standin.brain = Model(*turns, summaries=[{"error": 500}])
     app, events = app_for(context_limit=1500, api_max_retries=0)
-    for turn in range(5):
-        assert app.turn(f"request {turn}").ok
+    turn = 0
+    while not any("auto_compact is off" in w for w in warnings(events)):
+        assert app.turn(f"request {turn}").ok and turn < 6
+        turn += 1
+    failing_turns = {i for i in range(turn)}
+    assert 3 <= len(failing_turns) <= 5      # three turns with failures (early ones may be too small to try)
     failed = [w for w in warnings(events) if "auto_compact failed" in w]
-    assert len(failed) == 3 and "API error (500)" in failed[0] and "the history was kept" in failed[0]
-    assert any("auto_compact is off after 3 failed summaries" in w for w in warnings(events))
+    assert len(failed) == model.summary_calls and "API error (500)" in failed[0] and "history was kept" in failed[0]
     assert messages_of(events, "fallback")
-    assert model.summary_calls == 3                        # no more attempts once it is off
+    calls = model.summary_calls
+    for more in range(2):
+        assert app.turn(f"more {more}").ok
+    assert model.summary_calls == calls                    # no more attempts once it is off
+    assert sum("auto_compact is off" in w for w in warnings(events)) <= 3   # at most once per turn
     model.summaries = [{"text": "SUMMARY after /compact"}]
     app.compact("")
     assert app.messages[0]["content"][0]["text"].startswith(COMPACTED_PREFIX)
@@ -123,4 +130,36 @@ def test_slash_compact_with_focus_and_the_meter(app_for, standin):
     app.compact("error handling")
     assert "Pay special attention to: error handling" in json.dumps(standin.requests[-1]["messages"][-1])
     assert messages_of(events)[0] == "[manual compact] focus: error handling"
-    assert "explain the code" in user_texts(app.messages)
+    assert any("explain the code" in t for t in user_texts(app.messages))
+
+
+def test_one_round_bigger_than_the_window_is_recovered(app_for, standin, workspace):
+    """Several read_file results in one reply, together over the window: no summary can help (they are
+    unseen and kept verbatim), so the fallback persists them and the retry fits."""
+    for i in range(4):
+        (workspace / f"big{i}.py").write_text("".join(f"def f{i}_{n}(x): return x + {n}\n" for n in range(900)))
+    standin.context_window = 12_000
+    standin.brain = Model({"tool_calls": [{"name": "read_file", "input": {"path": f"big{i}.py"}} for i in range(4)]},
+                          {"text": "read them all"})
+    app, events = app_for(context_window=12_000)
+    result = app.turn("read the four big files at once")
+    assert result.ok and result.text == "read them all"
+    assert any(a.startswith("400 prompt is too long") for a in standin.answers)
+    last = standin.requests[-1]
+    assert count_request_tokens(last) <= 12_000
+    assert sum("<persisted-output>" in json.dumps(b) for b in last["messages"][-1]["content"]) >= 2
+
+
+def test_reactive_compaction_sizes_its_summary_in_the_api_s_tokens(app_for, standin, workspace):
+    """Code counts more tokens at the API than our estimate; the error's count must size the summary
+    request, so the summary call itself is never too long."""
+    for i in range(8):
+        (workspace / f"m{i}.py").write_text("".join(f"x{n} = f({n}, [{n}, {n + 1}])  # {n}\n" for n in range(500)))
+    standin.context_window = 16_000
+    standin.brain = Model(*[{"tool_calls": [{"name": "read_file", "input": {"path": f"m{i}.py"}}]} for i in range(8)],
+                          {"text": "done reading"})
+    app, events = app_for(context_window=16_000)
+    assert app.turn("read the modules one by one").text == "done reading"
+    summaries = [r for r in standin.requests if is_summary_request(r)]
+    assert summaries and all(count_request_tokens(r) <= 16_000 for r in summaries)
+    assert not any("summary call failed" in w for w in warnings(events))

@@ -138,3 +138,13 @@ def test_whole_pipeline_invariants(messages, limit, summary_works):
 def test_requests_found_are_what_the_person_typed(messages):
     at, found = latest_request(messages)
     assert found and all(b in request_blocks(messages[at]) for b in found)
+
+
+@common
+@given(histories(), st.integers(300, 6_000))
+def test_a_shortened_summary_request_is_always_valid(messages, budget):
+    from compaction.summary import summary_request
+    request = summary_request(messages, "<summary-request>sum</summary-request>", budget,
+                              transcript=".transcripts/t.jsonl")
+    validate_request({"model": "m", "max_tokens": 10, "messages": request})
+    assert request[-1]["content"].startswith("<summary-request>")

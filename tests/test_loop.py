@@ -156,11 +156,11 @@ def test_529_then_success_shows_the_retry(app_for, standin):
 
 
 def test_prompt_too_long_twice_ends_with_a_clear_error(app_for, standin):
-    standin.queue({"prompt_too_long": True}, {"text": "a summary"}, {"prompt_too_long": True})
+    standin.queue({"prompt_too_long": True}, {"prompt_too_long": True})
     app, events = app_for()
     assert not app.turn("hi").ok
     assert "still too long after compaction" in errors(events)[0]
-    assert len(standin.requests) == 3          # the call, the summary, one retry — no more
+    assert len(standin.requests) == 2          # the call and one retry (too little to summarize) — no more
 
 
 def test_connection_refused_names_the_url(tmp_path, workspace):

@@ -183,7 +183,7 @@ def test_resume_after_two_compactions(tmp_path, workspace, standin):
     assert "SECOND SUMMARY" in text and "FIRST SUMMARY" not in text    # the second summary replaced the first
     assert "answer one answer" not in text and "answer two answer" not in text
     assert text.count("question two") == 1 and user_texts(sent)[-1] == "where were we?"
-    assert "question one" in user_texts(sent)                        # the first request, kept verbatim
+    assert "The user's first request, verbatim:\nquestion one" in user_texts(sent)
     assert sent[0]["content"][0]["text"].startswith("[compacted]")
 
 
