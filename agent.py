@@ -13,19 +13,27 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
 from config import load_settings, missing_key_message
 from events import Notice, ignore
+from history import drop_interruption_marks
 from llm import LLM
 from loop import Agent, TurnResult, agent_loop, run_turn  # noqa: F401  (agent_loop re-exported)
 from session import (LoadedSession, SessionBusy, SessionHistory, SessionLog, find_session, list_sessions,
                      load_session, open_session)
 
 
+QUIT = "quit"
+EXIT_WORDS = {"exit", "q", "quit"}
+
+
 class App:
     """One session: the settings, the agent, the conversation, and the slash commands."""
+
+    QUIT = QUIT
 
     def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
                  resume: LoadedSession | None = None):
@@ -42,9 +50,20 @@ class App:
     def close(self) -> None:
         self.messages.log.close()
 
+    @property
+    def env_path(self) -> Path:
+        return self.env_file or self.workspace / ".env"
+
+    def _env_stamp(self):
+        try:
+            return self.env_path.stat().st_mtime_ns
+        except OSError:
+            return None
+
     def load(self) -> None:
+        """(Re)read the settings and build the agent — a fresh compactor included."""
         result = load_settings(self.workspace, self.env_file, self.environ)
-        self.settings, self.warnings = result.settings, result.warnings
+        self.settings, self.warnings, self.env_stamp = result.settings, result.warnings, self._env_stamp()
         llm = LLM(self.settings) if self.settings.has_credentials else None
         self.agent = Agent(self.settings, self.workspace, llm, self.emit)
 
@@ -52,16 +71,46 @@ class App:
         self.emit = self.agent.emit = emit
 
     def missing_key_message(self) -> str:
-        return missing_key_message(self.env_file.parent if self.env_file else self.workspace)
+        return missing_key_message(self.env_path.parent)
+
+    def _reload_if_changed(self) -> None:
+        """A key fixed in .env (after a 401, or added after start-up) is used without a restart."""
+        if self._env_stamp() == self.env_stamp and self.agent.llm is not None:
+            return
+        before = self.settings
+        self.load()
+        self.set_emit(self.emit)
+        if self.settings != before:
+            self.emit(Notice(f"[settings reloaded from {self.env_path.name}]", "info"))
+            for warning in self.warnings:
+                self.emit(Notice(warning, "warning"))
 
     def turn(self, text: str | None) -> TurnResult:
-        if self.agent.llm is None:
-            self.load()          # the key may have been added to .env since start-up
-            self.set_emit(self.emit)
+        self._reload_if_changed()
         if self.agent.llm is None:
             self.emit(Notice(self.missing_key_message(), "error"))
             return TurnResult(ok=False, error="no API key")
         return run_turn(self.messages, text, self.agent)
+
+    def dispatch(self, text: str):
+        """One line of input: QUIT, a slash command (returns None), or a turn (returns its result)."""
+        text = text.strip()
+        if not text:
+            return None
+        word, _, arg = text.partition(" ")
+        if text.lower() in EXIT_WORDS or word in ("/quit", "/exit"):
+            return QUIT
+        if word.startswith("//"):
+            return self.turn(text[1:])                    # "//etc" sends "/etc"
+        if word.startswith("/") and "/" not in word[1:]:
+            command = self.commands().get(word)
+            if command is None:
+                self.emit(Notice(f"unknown command {word}; /help lists the commands (start with // to send "
+                                 "a message that begins with /)", "warning"))
+                return None
+            command[1](arg.strip())
+            return None
+        return self.turn(text)
 
     # ---- slash commands -------------------------------------------------------------
     def commands(self) -> dict:
@@ -80,18 +129,22 @@ class App:
     def clear(self) -> None:
         self.close()
         self.messages = self._new_history()     # a new session; the old one stays resumable
+        self.load()                             # and a fresh compactor: no state of the old conversation
+        self.set_emit(self.emit)
         self.emit(Notice("[new conversation: history cleared]", "info"))
 
     def compact(self, focus: str = "") -> None:
         if not self.messages:
             self.emit(Notice("nothing to compact yet", "warning"))
             return
+        self._reload_if_changed()
         if self.agent.llm is None:
             self.emit(Notice(self.missing_key_message(), "error"))
             return
         self.messages[:] = self.agent.compactor.compact(self.messages, focus)
 
     def retry(self) -> None:
+        drop_interruption_marks(self.messages)
         if not self.messages or self.messages[-1]["role"] != "user":
             self.emit(Notice("nothing to retry: the last message is not waiting for an answer", "warning"))
             return
@@ -107,6 +160,9 @@ def _run_once(app: App, prompt: str) -> int:
     from ui import QuietRenderer
     app.set_emit(QuietRenderer())
     _print_warnings(app)
+    if not prompt.strip():
+        print("the prompt is empty: give -p some text", file=sys.stderr)
+        return 2
     result = app.turn(prompt)
     if result.text:
         print(result.text, flush=True)
@@ -119,21 +175,24 @@ def _run_piped(app: App) -> int:
     _print_warnings(app)
     status = 0
     for line in sys.stdin:
-        text = line.strip()
-        if not text:
-            continue
-        if text.lower() in ("exit", "q", "quit", "/quit", "/exit"):
+        result = app.dispatch(line)
+        if result == QUIT:
             break
-        commands = app.commands()
-        if text.split(" ")[0] in commands:
-            commands[text.split(" ")[0]][1](text.partition(" ")[2].strip())
+        if result is None:
             continue
-        result = app.turn(text)
         if result.text:
             print(result.text, flush=True)
+        if result.interrupted:
+            return 130                        # Ctrl-C stops a script, not just one of its lines
         if not result.ok:
             status = 1
     return status
+
+
+def _stop_on_signal(signum, _frame):
+    """SIGTERM / SIGHUP (terminal closed): leave like Ctrl-C would, so a running command's process
+    group is killed on the way out and the session log is closed."""
+    raise SystemExit(128 + signum)
 
 
 def _pick_session(workspace: Path, args) -> LoadedSession | None:
@@ -184,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             print(exc.code, file=sys.stderr)
             return 1
         return exc.code or 0
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop_on_signal)
     try:
         if args.prompt is not None:
             return _run_once(app, args.prompt)
@@ -191,6 +252,11 @@ def main(argv: list[str] | None = None) -> int:
             return _run_piped(app)
         from ui import run_repl
         return run_repl(app, debug=args.debug)
+    except Exception as exc:  # noqa: BLE001 — never a traceback in -p or piped mode
+        if args.debug:
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr)
+        return 1
     finally:
         app.close()
 

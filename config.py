@@ -9,6 +9,9 @@ setting, and the default is used instead.
 
 from __future__ import annotations
 
+import io
+import logging
+import math
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -17,6 +20,7 @@ from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
+logging.getLogger("dotenv.main").setLevel(logging.ERROR)   # we report unparseable lines ourselves
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
@@ -76,6 +80,8 @@ def _parse(name: str, raw: str, kind: str, minimum):
         value = int(raw.strip().replace("_", ""))
     elif kind == "float":
         value = float(raw.strip())
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
     else:
         return raw.strip()
     if minimum is not None and value < minimum:
@@ -102,7 +108,8 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     file_values: dict[str, str] = {}
     if env_path.is_file():
         warnings += _dotenv_problems(env_path)
-        file_values = {k: v for k, v in dotenv_values(env_path).items() if v is not None}
+        text = env_path.read_bytes().decode("utf-8", errors="replace")
+        file_values = {k: v for k, v in dotenv_values(stream=io.StringIO(text)).items() if v is not None}
     elif env_file is not None:
         warnings.append(f"env file {env_file} not found; using the environment only")
 
@@ -118,7 +125,8 @@ def load_settings(workspace: Path, env_file: Path | None = None,
         try:
             values[f.name] = _parse(name, raw, f.metadata["kind"], f.metadata["min"])
         except ValueError as exc:
-            reason = str(exc) if "at least" in str(exc) else f"must be a {'whole ' if f.metadata['kind'] == 'int' else ''}number"
+            reason = str(exc) if str(exc).startswith("must") else \
+                f"must be a {'whole ' if f.metadata['kind'] == 'int' else ''}number"
             warnings.append(f"{name}={raw!r} (from {source}) {reason}; using the default {f.default!r}")
     return SettingsResult(Settings(**values), warnings)
 

@@ -39,11 +39,42 @@ def text_of(message: dict) -> str:
     return "\n".join(b.get("text", "") for b in blocks(message) if b.get("type") == "text")
 
 
+def clean_text(text: str) -> str:
+    """Text as valid UTF-8: undecodable input bytes (surrogates) become U+FFFD instead of
+    breaking every later request."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape" if _escaped_only(text) else "surrogatepass") \
+            .decode("utf-8", "replace")
+
+
+def _escaped_only(text: str) -> bool:
+    return all(not ("\ud800" <= ch <= "\udfff") or "\udc80" <= ch <= "\udcff" for ch in text)
+
+
+def drop_interruption_marks(messages: list[dict]) -> None:
+    """Remove "[Request interrupted by user]" from the end of the history (before a retry)."""
+    if not messages or messages[-1].get("role") != "user":
+        return
+    kept = list(blocks(messages[-1]))
+    while kept and kept[-1].get("type") == "text" and kept[-1].get("text") == INTERRUPTED_MARK:
+        kept.pop()
+    if len(kept) == len(blocks(messages[-1])):
+        return
+    if kept:
+        messages[-1] = {"role": "user", "content": kept}
+    else:
+        messages[:] = list(messages)[:-1]
+
+
 def add_user_text(messages: list[dict], text: str) -> None:
     """Append the user's words, merging into a trailing user message so roles still alternate —
     except a summary message compaction wrote, which stays as it is (the API merges the two)."""
     if not text.strip():
         return
+    text = clean_text(text)
     if messages and messages[-1].get("role") == "user" and not _written_by_compaction(messages[-1]):
         last = messages[-1]
         messages[-1] = {"role": "user", "content": blocks(last) + [{"type": "text", "text": text}]}

@@ -24,8 +24,8 @@ from typing import Callable
 
 from compaction import MAX_REACTIVE_RETRIES, Compactor
 from events import Emit, Interrupted, Notice, RequestStarted, Retrying, ToolFinished, ToolStarted
-from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, add_user_text, close_dangling_tool_uses,
-                     text_of, tool_result)
+from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text,
+                     close_dangling_tool_uses, text_of, tool_result)
 from llm import LLM, LLMError, ModelReply
 from tools import ToolContext, run_tool, tool_schemas
 
@@ -96,11 +96,12 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
             agent.emit(ToolFinished(call["id"], call["name"], result.content, result.is_error,
                                     time.monotonic() - started))
     except KeyboardInterrupt as exc:
-        partial = getattr(exc, "partial", "")
-        for call in calls[len(results):]:
-            note = INTERRUPTED_RESULT
-            if partial and call is calls[len(results)]:
-                note += f"\nOutput before the interruption (tail):\n{partial}"
+        partial, stopped = getattr(exc, "partial", ""), len(results)
+        for call in calls[stopped:]:
+            if call is calls[stopped]:       # the call that was running
+                note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")
+            else:
+                note = NOT_STARTED_RESULT
             results.append(tool_result(call["id"], note, True))
         messages.append({"role": "user", "content": results})
         raise

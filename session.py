@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from history import close_dangling_tool_uses
+from storage import ensure_folder
 
 SESSIONS_DIR = ".sessions"
 STOPPED_RESULT = "The session stopped before this tool call finished; it may not have completed."
@@ -55,7 +56,7 @@ class SessionLog:
             self._drop_torn_tail()
 
     def _open(self, create: bool) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_folder(self.path.parent)
         flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
         fd = os.open(self.path, flags, 0o600)
         try:
@@ -86,7 +87,7 @@ class SessionLog:
         self._write(record)
 
     def _write(self, record: dict) -> None:
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
         view = memoryview(line)
         while view:                       # one write() in practice; loop only on a short write
             view = view[os.write(self.fd, view):]

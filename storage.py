@@ -25,9 +25,21 @@ def safe_stem(text: str, max_len: int = 64) -> str:
     return _SAFE.sub("_", text).strip("._")[:max_len] or "output"
 
 
+def ensure_folder(folder: Path) -> Path:
+    """Create one of s08's folders, with a .gitignore so a `git add -A` never commits its contents."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        try:
+            ignore.write_text("# written by s08: outputs, transcripts and sessions stay out of git\n*\n")
+        except OSError:
+            pass
+    return folder
+
+
 def create_unique(folder: Path, stem: str, suffix: str) -> tuple[Path, int]:
     """Create and open a new file `<stem><suffix>` (or `<stem>-2…`) exclusively; return (path, fd)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    ensure_folder(folder)
     for n in range(1, 10_000):
         name = f"{stem}{suffix}" if n == 1 else f"{stem}-{n}{suffix}"
         if n > 50:
@@ -52,7 +64,7 @@ def write_transcript(workspace: Path, messages: list[dict]) -> Path:
     """Save a history as JSONL (one API-shaped message per line), atomically, never overwriting."""
     final = reserve_transcript(workspace, "transcript")
     tmp = final.parent / f".{final.name}.tmp"    # fill it via rename: a reader never sees half a file
-    with open(tmp, "w", encoding="utf-8") as f:
+    with open(tmp, "w", encoding="utf-8", errors="replace") as f:
         f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
         f.flush()
         os.fsync(f.fileno())
@@ -71,7 +83,7 @@ def reserve_transcript(workspace: Path, kind: str) -> Path:
 def append_transcript(workspace: Path, messages: list[dict], path: Path | None = None) -> Path:
     """Append messages (JSONL, one per line) to `path`, or to a new unique transcript."""
     path = path or reserve_transcript(workspace, "snipped")
-    with open(path, "a", encoding="utf-8") as f:
+    with open(path, "a", encoding="utf-8", errors="replace") as f:
         f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
         f.flush()
         os.fsync(f.fileno())
@@ -93,7 +105,8 @@ def persisted_block(shown_path: str, total_chars: int, total_lines: int, head: s
         "<persisted-output>",
         f"Output too large for the context ({total_chars:,} chars, {total_lines:,} lines). "
         f"Full output saved to: {shown_path}",
-        f"Read more with read_file(path=\"{shown_path}\", offset=<first line>, limit=<lines>).",
+        f"Read more with read_file(path=\"{shown_path}\", offset=<first line>, limit=<lines>) "
+        "(for very long lines use bash: head -c / cut -c).",
     ]
     if note:
         parts.append(note)

@@ -10,6 +10,7 @@ multi-line input, slash-command completion, Ctrl-C and Ctrl-D.
 
 from __future__ import annotations
 
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -28,9 +29,18 @@ from events import (Compaction, Interrupted, Notice, RequestStarted, ResponseDon
                     ToolFinished, ToolStarted)
 
 PROMPT = "s08 >> "
-EXIT_WORDS = {"exit", "q", "quit", "/quit", "/exit"}
 NOTICE_STYLES = {"info": "dim", "warning": "yellow", "error": "bold red"}
 COMPACTION_STYLE = "magenta"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def safe(text: str) -> str:
+    """Text with terminal control characters made visible (^[ for ESC), so neither the model nor a
+    tool's output can move the cursor, clear the screen or retitle the terminal."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub(lambda m: "^" + chr(ord(m.group()) ^ 0x40), text)
 
 
 def summarize_input(name: str, args) -> str:
@@ -44,15 +54,21 @@ def summarize_input(name: str, args) -> str:
     if "path" in args:
         extra = "".join(f" {k}={args[k]}" for k in ("offset", "limit") if k in args)
         if name == "write_file":
-            extra = f" ({str(args.get('content', '')).count(chr(10)) + 1} lines)"
+            extra = f" ({len(str(args.get('content', '')).splitlines())} lines)"
         return f"{args['path']}{extra}"
     return " ".join(f"{k}={str(v)[:40]}" for k, v in args.items())
 
 
 def summarize_output(content: str) -> str:
     lines = content.strip().splitlines() or ["(no output)"]
+    if len(lines) > 1 and re.fullmatch(r"\[exit code \d+\]", lines[-1]):
+        lines.pop()                      # the bash trailer is not part of the output
     first = lines[0][:100]
     return first if len(lines) == 1 else f"{first}  … ({len(lines)} lines)"
+
+
+def seconds(delay: float) -> str:
+    return f"{delay:.1f}s" if delay < 10 else f"{delay:.0f}s"
 
 
 class Renderer:
@@ -75,7 +91,8 @@ class Renderer:
         self._stop()
         if not self.at_line_start:
             self.console.print()
-        self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+        self.console.print(safe(text) if isinstance(text, str) else text, style=style, markup=False,
+                           highlight=False, soft_wrap=True)
         self.at_line_start = True
 
     def __call__(self, event) -> None:
@@ -87,7 +104,7 @@ class Renderer:
             self._spin("summarizing…" if event.purpose == "summary" else "thinking…")
         elif isinstance(event, TextDelta):
             self._stop()
-            self.console.print(Text(event.text), end="", soft_wrap=True, highlight=False)
+            self.console.print(Text(safe(event.text)), end="", soft_wrap=True, highlight=False)
             self.at_line_start = event.text.endswith("\n")
         elif isinstance(event, ResponseDone):
             self._stop()
@@ -96,14 +113,14 @@ class Renderer:
                 self.at_line_start = True
         elif isinstance(event, ToolStarted):
             line = Text("● ", style="cyan")
-            line.append(event.name, style="bold cyan").append(f"  {summarize_input(event.name, event.input)}")
+            line.append(event.name, style="bold cyan").append(f"  {safe(summarize_input(event.name, event.input))}")
             self._line(line)
             self._spin(f"running {event.name}…")
         elif isinstance(event, ToolFinished):
             style = "red" if event.is_error else "dim"
-            self._line(Text(f"  ⎿ {summarize_output(event.content)}  ({event.seconds:.1f}s)", style=style))
+            self._line(Text(f"  ⎿ {safe(summarize_output(event.content))}  ({event.seconds:.1f}s)", style=style))
         elif isinstance(event, Retrying):
-            self._line(f"[retrying in {event.delay:.0f}s: {event.reason} ({event.attempt}/{event.max_attempts})]",
+            self._line(f"[retrying in {seconds(event.delay)}: {event.reason} ({event.attempt}/{event.max_attempts})]",
                        "yellow")
         elif isinstance(event, Notice):
             self._line(event.text, NOTICE_STYLES.get(event.kind, "dim"))
@@ -131,7 +148,7 @@ class QuietRenderer:
         if isinstance(event, ToolStarted):
             line = f"● {event.name} {summarize_input(event.name, event.input)}"
         elif isinstance(event, Retrying):
-            line = f"[retrying in {event.delay:.0f}s: {event.reason} ({event.attempt}/{event.max_attempts})]"
+            line = f"[retrying in {seconds(event.delay)}: {event.reason} ({event.attempt}/{event.max_attempts})]"
         elif isinstance(event, Notice):
             line = event.text
         elif isinstance(event, Interrupted):
@@ -158,12 +175,20 @@ class SlashCompleter(Completer):
                 yield Completion(name, start_position=-len(text), display_meta=help_text)
 
 
+class _History(FileHistory):
+    """Input history that does not keep blank entries."""
+
+    def store_string(self, string: str) -> None:
+        if string.strip():
+            super().store_string(string)
+
+
 def _history(path_text: str, console: Console):
     path = Path(path_text).expanduser()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch(exist_ok=True)
-        return FileHistory(str(path))
+        return _History(str(path))
     except OSError as exc:
         console.print(f"[yellow]input history not saved ({path}: {exc.strerror})[/yellow]")
         return InMemoryHistory()
@@ -267,20 +292,9 @@ def run_repl(app, debug: bool = False) -> int:
             continue
         except EOFError:
             return 0
-        text = text.strip()
-        if not text:
-            continue
-        if text.lower() in EXIT_WORDS:
-            return 0
         try:
-            if text.startswith("/"):
-                name, _, arg = text.partition(" ")
-                if name in commands:
-                    commands[name][1](arg.strip())
-                else:
-                    renderer(Notice(f"unknown command {name}; /help lists the commands", "warning"))
-            else:
-                app.turn(text)
+            if app.dispatch(text) == app.QUIT:
+                return 0
         except KeyboardInterrupt:
             renderer(Interrupted())
         except Exception as exc:  # a bug must not end the session

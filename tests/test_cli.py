@@ -56,3 +56,59 @@ def test_missing_key_in_print_mode(tmp_path, workspace):
 def test_workspace_must_exist(tmp_path):
     proc = run(["-w", str(tmp_path / "nope"), "-p", "hi"], base_env(tmp_path, None), tmp_path)
     assert proc.returncode == 2 and "is not a folder" in proc.stderr
+
+
+def test_empty_prompt_is_refused_locally(tmp_path, workspace, standin):
+    proc = run(["-p", "   "], base_env(tmp_path, standin), workspace)
+    assert proc.returncode == 2 and "the prompt is empty" in proc.stderr and not standin.requests
+
+
+def test_piped_slash_lines_and_bad_bytes(tmp_path, workspace, standin):
+    standin.queue({"text": "got the path"}, {"text": "got the bytes"}, {"text": "still fine"})
+    stdin = "/frobnicate\n//etc/hosts looks wrong\nrun echo caf\udcff\nand again\n"
+    proc = subprocess.run([sys.executable, AGENT], env=base_env(tmp_path, standin), cwd=workspace,
+                          input=stdin.encode("utf-8", "surrogateescape"), capture_output=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert b"unknown command /frobnicate" in proc.stderr
+    assert proc.stdout.decode().splitlines() == ["got the path", "got the bytes", "still fine"]
+    texts = [m["content"] for m in standin.requests[-1]["messages"] if m["role"] == "user"]
+    assert texts[0] == "/etc/hosts looks wrong" and texts[1] == "run echo caf\ufffd"
+
+
+def test_ctrl_c_stops_a_piped_script(tmp_path, workspace, standin):
+    import signal
+    import time
+    standin.queue({"text": "slow " * 400, "delay": 0.05, "chunk": 5}, {"text": "SECOND LINE RAN"})
+    proc = subprocess.Popen([sys.executable, AGENT], env=base_env(tmp_path, standin), cwd=workspace,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdin.write("first line\nsecond line\n")
+    proc.stdin.close()
+    proc.stdin = None
+    assert standin.wait_for_requests(1)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130 and "SECOND LINE RAN" not in out and "[interrupted]" in err
+
+
+def test_sigterm_kills_the_running_command(tmp_path, workspace, standin):
+    import os
+    import signal
+    import time
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "echo $$ > pid.txt; sleep 60"}}]})
+    proc = subprocess.Popen([sys.executable, AGENT, "-p", "go"], env=base_env(tmp_path, standin), cwd=workspace,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 10
+    while not (workspace / "pid.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int((workspace / "pid.txt").read_text())
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=20)
+    assert proc.returncode == 128 + signal.SIGTERM
+    time.sleep(0.2)
+    try:
+        os.kill(pid, 0)
+        alive = open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+    except ProcessLookupError:
+        alive = False
+    assert not alive

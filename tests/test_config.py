@@ -49,3 +49,11 @@ def test_env_example_documents_every_setting():
     example = (ROOT / ".env.example").read_text()
     for name, _default, _doc in describe_settings():
         assert f"{name}=" in example, f"{name} is missing from .env.example"
+
+
+def test_non_finite_numbers_and_bad_bytes_are_refused_not_crashed_on(workspace):
+    (workspace / ".env").write_bytes(b"BASH_TIMEOUT=nan\nAPI_TIMEOUT=inf\nMODEL_ID=caf\xff\n")
+    result = load_settings(workspace, environ={})
+    s = result.settings
+    assert (s.bash_timeout, s.api_timeout) == (120, 600) and s.model_id == "caf\ufffd"
+    assert sum("must be a finite number" in w for w in result.warnings) == 2

@@ -201,3 +201,29 @@ def test_key_added_to_dotenv_later_is_picked_up(tmp_path, workspace, standin):
     (workspace / ".env").write_text(f"ANTHROPIC_API_KEY={TEST_KEY}\nANTHROPIC_BASE_URL={standin.url}\n")
     standin.queue({"text": "hello"})
     assert app.turn("hi").text == "hello"
+
+
+def test_retry_after_an_interruption_drops_the_mark(app_for, standin):
+    from history import INTERRUPTED_MARK
+    app, events = app_for()
+    app.messages.append({"role": "user", "content": [{"type": "text", "text": "do the thing"},
+                                                     {"type": "text", "text": INTERRUPTED_MARK}]})
+    standin.queue({"text": "doing it"})
+    app.retry()
+    assert standin.requests[-1]["messages"] == [{"role": "user", "content": [{"type": "text", "text": "do the thing"}]}]
+
+
+def test_a_key_fixed_in_dotenv_is_used_without_restart(tmp_path, workspace, standin):
+    from agent import App
+    from conftest import TEST_KEY, base_env
+    env = base_env(tmp_path, standin)
+    env.pop("ANTHROPIC_API_KEY")
+    (workspace / ".env").write_text("ANTHROPIC_API_KEY=wrong-key\n")
+    events = []
+    app = App(workspace, environ=env)
+    app.set_emit(events.append)
+    assert not app.turn("hi").ok and "Authentication failed (401)" in errors(events)[0]
+    (workspace / ".env").write_text(f"ANTHROPIC_API_KEY={TEST_KEY}\n")
+    standin.queue({"text": "hello with the right key"})
+    assert app.turn("hi again").text == "hello with the right key"
+    assert any("settings reloaded" in e.text for e in events if isinstance(e, Notice))

@@ -44,7 +44,7 @@ def test_ctrl_c_mid_stream_cancels_the_turn_only(repl, standin):
 
 
 def test_ctrl_c_mid_command_kills_it_and_answers_the_tool_call(repl, standin, workspace):
-    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "echo $$ > pid.txt; sleep 30; echo never > never.txt"}},
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "echo started-work; echo $$ > pid.txt; sleep 30; echo never > never.txt"}},
                                   {"name": "read_file", "input": {"path": "pid.txt"}}]})
     child = repl()
     child.sendline("run something slow")
@@ -63,7 +63,9 @@ def test_ctrl_c_mid_command_kills_it_and_answers_the_tool_call(repl, standin, wo
     child.sendline("carry on")
     child.expect_exact("NEXT-TURN-OK")
     results = [b for b in standin.requests[-1]["messages"][2]["content"] if b["type"] == "tool_result"]
-    assert len(results) == 2 and all("Interrupted by the user" in r["content"] for r in results)
+    assert len(results) == 2 and "Interrupted by the user" in results[0]["content"]
+    assert "Output before the interruption" in results[0]["content"] and "started-work" in results[0]["content"]
+    assert results[1]["content"].startswith("Not run: the user interrupted before this tool call started")
     assert not (workspace / "never.txt").exists()
 
 

@@ -86,7 +86,8 @@ def test_binary_output_does_not_crash(ctx):
     "mkfs.ext4 /dev/sda1", "mkfs -t ext4 /dev/sdb", "shutdown -h now", "reboot", "ls && poweroff",
     "systemctl reboot", ":(){ :|:& };:", "bomb(){ bomb|bomb& }; bomb", "dd if=/dev/zero of=/dev/sda",
     "echo x > /dev/nvme0n1", "cat img > /dev/sdb", "bash -c 'rm -rf /'", "FOO=1 nohup reboot",
-    "x=$(halt)", "timeout 5 shutdown now",
+    "x=$(halt)", "timeout 5 shutdown now", "bash -lc 'rm -rf /'", "sh -ec 'reboot'", "echo 'rm -rf /' | bash",
+    "printf 'shutdown now' | sudo sh", "bash <<< 'rm -rf /'",
 ])
 def test_catastrophic_commands_are_refused(ctx, command):
     assert dangerous_reason(command)
@@ -99,6 +100,23 @@ def test_catastrophic_commands_are_refused(ctx, command):
     "rm -rf ./node_modules", "git commit -m 'fix reboot loop'", "ls /dev/sda*", "echo x > /dev/null",
     "dd if=/dev/zero of=./disk.img bs=1k count=1", "python3 -c 'print(1)'", "man shutdown",
     "cat <<EOF > notes.md\nshutdown the old server\nEOF", "echo sudo-ish", "make reboot-test",
+    "command -v shutdown", "echo 'hello' | bash", "bash -c 'echo reboot'", "ls | sh -c 'cat'",
 ])
 def test_ordinary_commands_are_not_refused(command):
     assert dangerous_reason(command) is None
+
+
+def test_a_command_that_closes_its_output_still_times_out(ctx, workspace):
+    started = time.monotonic()
+    r = bash(ctx, "exec > out.log 2>&1; echo $$ > pid.txt; sleep 30")
+    assert r.is_error and "timed out after 2s" in r.content and time.monotonic() - started < 6
+    pid = int((workspace / "pid.txt").read_text())
+    time.sleep(0.2)
+    assert not _alive(pid)
+
+
+def test_the_api_key_never_reaches_commands(ctx, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-123")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "token-secret-456")
+    out = bash(ctx, "env").content
+    assert "sk-secret-123" not in out and "token-secret-456" not in out

@@ -136,3 +136,22 @@ def test_symlink_leading_out_is_refused(ctx, workspace, tmp_path):
 def test_absolute_path_inside_workspace_is_fine(ctx, workspace):
     (workspace / "in.txt").write_text("inside\n")
     assert call(ctx, "read_file", path=str(workspace / "in.txt")).content == "inside\n"
+
+
+def test_new_files_follow_the_umask_and_read_only_files_are_not_replaced(ctx, workspace):
+    call(ctx, "write_file", path="new.txt", content="x")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (workspace / "new.txt").stat().st_mode & 0o777 == 0o666 & ~mask
+    locked = workspace / "locked.txt"
+    locked.write_text("keep me")
+    os.chmod(locked, 0o444)
+    r = call(ctx, "write_file", path="locked.txt", content="overwritten")
+    assert r.is_error and "read-only" in r.content and locked.read_text() == "keep me"
+
+
+def test_s08_folders_are_git_ignored(ctx, workspace):
+    from tools.bash import MEMORY_CAP
+    run_tool("bash", {"command": f"head -c {MEMORY_CAP + 10} /dev/zero | tr '\\\\0' x"}, ctx)
+    ignore = workspace / ".task_outputs" / "tool-results" / ".gitignore"
+    assert ignore.read_text().splitlines()[-1] == "*"

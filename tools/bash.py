@@ -28,6 +28,7 @@ PREVIEW_CHARS = 2000              # head + tail shown to the model for a spilled
 READ_CHUNK = 65536
 DRAIN_GRACE = 0.5                 # seconds to keep reading after bash exits (background jobs)
 QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+HIDDEN_ENV = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"}   # commands (and so the model) never see these
 
 
 class CommandInterrupted(KeyboardInterrupt):
@@ -103,45 +104,60 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path) -> Captured:
-    """Run `command` with bash; never holds more than about MEMORY_CAP bytes of its output."""
-    env = {**os.environ, **QUIET_ENV}
-    proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
-    sink, fd = _Sink(spill_dir), proc.stdout.fileno()
-    deadline, exited_at, timed_out = time.monotonic() + timeout, None, False
-    try:
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                timed_out = True
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > DRAIN_GRACE:
-                break  # background jobs still hold the pipe; stop waiting for them
-            ready, _, _ = select.select([fd], [], [], 0.1)
-            if not ready:
-                continue
+def _command_env() -> dict:
+    """The agent's environment, minus its API credentials, plus settings that keep tools quiet."""
+    env = {k: v for k, v in os.environ.items() if k not in HIDDEN_ENV}
+    return {**env, **QUIET_ENV}
+
+
+def _read_until_done(proc: subprocess.Popen, sink: _Sink, deadline: float) -> bool:
+    """Collect output until the command exits (plus a short grace for its output) or the deadline
+    passes. Returns True on timeout. A command that closed its own output is still waited for."""
+    fd, exited_at, eof = proc.stdout.fileno(), None, False
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            return True
+        if exited_at is None and proc.poll() is not None:
+            exited_at = now
+        if exited_at is not None and (eof or now - exited_at > DRAIN_GRACE):
+            return False      # done; background jobs that still hold the pipe are not waited for
+        if eof:
+            time.sleep(min(0.05, deadline - now))
+            continue
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
             data = os.read(fd, READ_CHUNK)
-            if not data:
-                break
-            sink.add(data)
+            if data:
+                sink.add(data)
+            else:
+                eof = True
+
+
+def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path) -> Captured:
+    """Run `command` with bash; never holds more than about MEMORY_CAP bytes of its output. Whatever
+    ends the wait — timeout, Ctrl-C, a signal that stops the agent — kills the whole process group."""
+    proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_command_env(),
+                            start_new_session=True)
+    sink = _Sink(spill_dir)
+    try:
+        timed_out = _read_until_done(proc, sink, time.monotonic() + timeout)
     except KeyboardInterrupt:
         _kill_group(proc)
         raise CommandInterrupted(sink.partial()) from None
+    except BaseException:
+        _kill_group(proc)
+        raise
     finally:
         proc.stdout.close()
     if timed_out:
         _kill_group(proc)
-    code = proc.wait() if not timed_out else None
-    if timed_out:
         trailer = f"[timed out after {timeout:g}s; the command and its children were killed]"
-    elif code is not None and code < 0:
-        trailer = f"[killed by signal {-code}]"
+        code = None
     else:
-        trailer = f"[exit code {code}]"
+        code = proc.wait()
+        trailer = f"[killed by signal {-code}]" if code < 0 else f"[exit code {code}]"
     return Captured(sink.result(cwd, trailer), code, timed_out, sink.total)
 
 

@@ -53,16 +53,18 @@ def _words(command: str) -> list[str]:
 
 
 def _simple_commands(words: list[str]):
+    """(command words, the separator in front of it) for each simple command."""
     current: list[str] = []
+    before = ""
     for w in words:
         if w in SEPARATORS or (set(w) <= set(";&|()") and w):
             if current:
-                yield current
-            current = []
+                yield current, before
+            current, before = [], w
         else:
             current.append(w)
     if current:
-        yield current
+        yield current, before
 
 
 def _unwrap(cmd: list[str]) -> list[str]:
@@ -72,6 +74,8 @@ def _unwrap(cmd: list[str]) -> list[str]:
         word = cmd[i]
         if re.match(r"^[A-Za-z_]\w*=", word):
             i += 1
+        elif word == "command" and i + 1 < len(cmd) and cmd[i + 1] in ("-v", "-V"):
+            return []               # `command -v x` only looks x up
         elif word.rsplit("/", 1)[-1] in WRAPPERS:
             i += 1
             while i < len(cmd) and cmd[i].startswith("-"):
@@ -123,9 +127,11 @@ def _check_simple(cmd: list[str], depth: int) -> str | None:
         return "dd onto a raw disk"
     if name in {"tee", "cp", "shred"} and any(RAW_DISK.match(a) for a in args):
         return f"{name} onto a raw disk"
-    if name in SHELLS and "-c" in args and depth < 3:
-        inner = args[args.index("-c") + 1:args.index("-c") + 2]
-        return dangerous_reason(inner[0], depth + 1) if inner else None
+    if name in SHELLS and depth < 3:
+        for i, a in enumerate(args[:-1]):
+            if a == "<<<" or (a.startswith("-") and not a.startswith("--") and "c" in a[1:]):
+                return dangerous_reason(args[i + 1], depth + 1)     # bash -c / -lc / -ec '…', bash <<< '…'
+        return None
     if name == "eval" and depth < 3:
         return dangerous_reason(" ".join(args), depth + 1)
     return None
@@ -137,8 +143,14 @@ def dangerous_reason(command: str, depth: int = 0) -> str | None:
         name, body = re.escape(m.group(1)), m.group(2)
         if re.search(rf"(^|[\s;&|]){name}\s*\|\s*{name}($|[\s;&|])", body):
             return "a fork bomb"
-    for cmd in _simple_commands(_words(command)):
+    previous: list[str] = []
+    for cmd, before in _simple_commands(_words(command)):
         reason = _check_simple(cmd, depth)
+        shell_reads_pipe = before in ("|", "|&") and _unwrap(cmd)[:1] and \
+            _unwrap(cmd)[0].rsplit("/", 1)[-1] in SHELLS and previous[:1] and previous[0] in ("echo", "printf")
+        if not reason and shell_reads_pipe and depth < 3:
+            reason = dangerous_reason(" ".join(a for a in previous[1:] if not a.startswith("-")), depth + 1)
         if reason:
             return reason
+        previous = _unwrap(cmd)
     return None

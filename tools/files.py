@@ -111,17 +111,27 @@ def read_file(ctx, path: str, offset: int = 1, limit: int = READ_DEFAULT_LINES) 
     return body
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+NEW_FILE_MODE = 0o666 & ~_umask()
+
+
 def _atomic_write(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    if target.exists() and not target.stat().st_mode & 0o200:
+        raise ToolError(f"{target.name} is marked read-only; not changing it")
+    mode = target.stat().st_mode & 0o7777 if target.exists() else NEW_FILE_MODE
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         try:
