@@ -18,7 +18,9 @@ import sys
 from pathlib import Path
 
 from config import load_settings, missing_key_message
-from events import Notice, ignore
+from compaction.tokens import breakdown
+from costs import Ledger, price_of
+from events import ContextReport, CostReport, Notice, TurnStatus, ignore
 from history import drop_interruption_marks
 from llm import LLM
 from loop import Agent, TurnResult, agent_loop, run_turn  # noqa: F401  (agent_loop re-exported)
@@ -39,7 +41,8 @@ class App:
                  resume: LoadedSession | None = None):
         self.workspace = workspace.resolve()
         self.env_file, self.environ = env_file, environ
-        self.emit = ignore
+        self.ui_emit = ignore
+        self.ledger = Ledger()
         self.load()
         self.resumed = resume
         self.messages = open_session(self.workspace, resume) if resume else self._new_history()
@@ -67,8 +70,14 @@ class App:
         llm = LLM(self.settings) if self.settings.has_credentials else None
         self.agent = Agent(self.settings, self.workspace, llm, self.emit)
 
+    def emit(self, event) -> None:
+        self.ledger(event)
+        self.ui_emit(event)
+
     def set_emit(self, emit) -> None:
-        self.emit = self.agent.emit = emit
+        """Where events go (the UI); the ledger sees every one of them first."""
+        self.ui_emit = emit
+        self.agent.emit = self.emit
 
     def missing_key_message(self) -> str:
         return missing_key_message(self.env_path.parent)
@@ -79,7 +88,7 @@ class App:
             return
         before = self.settings
         self.load()
-        self.set_emit(self.emit)
+        self.agent.emit = self.emit
         if self.settings != before:
             self.emit(Notice(f"[settings reloaded from {self.env_path.name}]", "info"))
             for warning in self.warnings:
@@ -90,7 +99,16 @@ class App:
         if self.agent.llm is None:
             self.emit(Notice(self.missing_key_message(), "error"))
             return TurnResult(ok=False, error="no API key")
-        return run_turn(self.messages, text, self.agent)
+        self.ledger.begin_turn()
+        result = run_turn(self.messages, text, self.agent)
+        if self.ledger.turn.calls:
+            self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.settings.context_limit,
+                                 self.ledger.turn.hit_rate, self.ledger.session.dollars(self.price)))
+        return result
+
+    @property
+    def price(self):
+        return price_of(self.settings.model_id, self.settings.model_price)
 
     def dispatch(self, text: str):
         """One line of input: QUIT, a slash command (returns None), or a turn (returns its result)."""
@@ -119,6 +137,8 @@ class App:
             "/clear": ("start a new, empty conversation", lambda _arg: self.clear()),
             "/retry": ("send the conversation again (after an error or Ctrl-C)", lambda _arg: self.retry()),
             "/compact": ("summarize the conversation now: /compact [focus]", self.compact),
+            "/context": ("how full the context is, by part", lambda _arg: self.context()),
+            "/cost": ("tokens and estimated cost of this session", lambda _arg: self.cost()),
             "/quit": ("leave s08", lambda _arg: None),
         }
 
@@ -130,7 +150,8 @@ class App:
         self.close()
         self.messages = self._new_history()     # a new session; the old one stays resumable
         self.load()                             # and a fresh compactor: no state of the old conversation
-        self.set_emit(self.emit)
+        self.agent.emit = self.emit
+        self.ledger = Ledger()
         self.emit(Notice("[new conversation: history cleared]", "info"))
 
     def compact(self, focus: str = "") -> None:
@@ -142,6 +163,15 @@ class App:
             self.emit(Notice(self.missing_key_message(), "error"))
             return
         self.messages[:] = self.agent.compactor.compact(self.messages, focus)
+
+    def context(self) -> None:
+        agent = self.agent
+        parts = breakdown(self.messages, agent.system, agent.tools)
+        total = agent.compactor.measure(self.messages) if self.messages else sum(parts.values())
+        self.emit(ContextReport(parts, total, self.settings.context_limit, self.settings.context_window))
+
+    def cost(self) -> None:
+        self.emit(CostReport(self.settings.model_id, self.price, self.ledger.session))
 
     def retry(self) -> None:
         drop_interruption_marks(self.messages)

@@ -53,6 +53,15 @@ class Settings:
     snip_target_messages: int = _field(30, "messages snip_compact cuts down to", "int", 5)
     preserve_result_tools: str = _field("read_file", "comma-separated tools whose results micro_compact keeps")
     summary_max_tokens: int = _field(2_000, "max output tokens of the summary call", "int", 200)
+    micro_clear_at_least: int = _field(10_000, "tokens of old results micro_compact waits for, then clears "
+                                               "at once (0 = every turn)", "int", 0)
+    # --- cost ---
+    prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool")
+    model_price: str = _field("", "USD per million input,output tokens (overrides the built-in table)", "price")
+
+    @property
+    def caching(self) -> bool:
+        return self.prompt_cache == "on"
 
     @property
     def preserved_tools(self) -> frozenset:
@@ -78,6 +87,19 @@ class SettingsResult:
 def _parse(name: str, raw: str, kind: str, minimum):
     if kind == "int":
         value = int(raw.strip().replace("_", ""))
+    elif kind == "bool":
+        word = raw.strip().lower()
+        if word not in ("on", "off", "true", "false", "1", "0", "yes", "no"):
+            raise ValueError("must be on or off")
+        return "on" if word in ("on", "true", "1", "yes") else "off"
+    elif kind == "price":
+        try:
+            parts = [float(p) for p in raw.replace(" ", "").split(",")]
+        except ValueError:
+            parts = []
+        if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
+            raise ValueError("must be two numbers: input,output (USD per million tokens)")
+        return raw.strip()
     elif kind == "float":
         value = float(raw.strip())
         if not math.isfinite(value):

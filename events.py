@@ -24,6 +24,7 @@ class TextDelta:
 class ResponseDone:
     stop_reason: str | None
     usage: dict = field(default_factory=dict)
+    purpose: str = "answer"          # "answer" or "summary"
 
 
 @dataclass
@@ -68,6 +69,32 @@ class Compaction:
     layer: str
     message: str
     details: dict = field(default_factory=dict)
+
+
+@dataclass
+class TurnStatus:
+    """After a turn: the prompt's size now, the turn's cache hit rate, the session's cost so far."""
+    context: int
+    limit: int
+    hit_rate: float | None
+    cost: float | None
+
+
+@dataclass
+class ContextReport:
+    """/context: the prompt by part (tokens), against CONTEXT_LIMIT and the model's window."""
+    parts: dict
+    total: int
+    limit: int
+    window: int
+
+
+@dataclass
+class CostReport:
+    """/cost: the session's token totals and its price (None when the model's price is unknown)."""
+    model: str
+    price: tuple | None
+    tally: Any
 
 
 Emit = Callable[[Any], None]

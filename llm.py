@@ -22,6 +22,37 @@ from events import Emit, RequestStarted, ResponseDone, Retrying, TextDelta, igno
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
 MAX_RETRY_AFTER = 60.0
+EPHEMERAL = {"type": "ephemeral"}
+CACHEABLE = {"text", "tool_use", "tool_result", "image", "document"}
+
+
+def _mark_last_block(message: dict) -> dict:
+    """A copy of `message` with cache_control on its last block that can carry one."""
+    content = message["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    for i in range(len(blocks) - 1, -1, -1):
+        b = blocks[i]
+        if b.get("type") in CACHEABLE and (b.get("type") != "text" or b.get("text", "").strip()):
+            blocks[i] = {**b, "cache_control": EPHEMERAL}
+            return {**message, "content": blocks}
+    return message
+
+
+def cache_breakpoints(system: str, messages: list[dict], anchor, tail: bool = True):
+    """Prompt-caching breakpoints, at most 3 of the API's 4: the system prompt (which caches the
+    tools before it too), the newest message, and the message that was newest in the previous call
+    — so the cache written then is read now even when more than 20 blocks were added since.
+    Returns (system blocks, messages with copies where marked, the new anchor). Never mutates."""
+    marked = list(messages)
+    if anchor is not None:
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i] is anchor:
+                marked[i] = _mark_last_block(messages[i])
+                break
+    if tail and messages:
+        marked[-1] = _mark_last_block(messages[-1])
+    system_blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else system
+    return system_blocks, marked, (messages[-1] if tail and messages else anchor)
 
 
 @dataclass
@@ -177,6 +208,7 @@ class LLM:
                       else {"auth_token": settings.anthropic_auth_token})
         self.client = anthropic.Anthropic(base_url=settings.base_url, max_retries=0,
                                           timeout=settings.api_timeout, **credential)
+        self.anchor = None         # the newest message of the previous call (where its cache ends)
 
     def _fail(self, exc) -> LLMError:
         s = self.settings
@@ -185,7 +217,11 @@ class LLM:
     def stream(self, *, system, messages: list[dict], tools: list[dict] | None = None,
                max_tokens: int | None = None, emit: Emit = ignore, purpose: str = "answer",
                extra: dict | None = None) -> ModelReply:
-        """One model call, streamed; retried (visibly) only while nothing has been shown."""
+        """One model call, streamed; retried (visibly) only while nothing has been shown. A summary
+        call reads the conversation's cache but writes none (nothing would read it again)."""
+        anchor = self.anchor
+        if self.settings.caching:
+            system, messages, anchor = cache_breakpoints(system, messages, self.anchor, tail=purpose != "summary")
         params = {"model": self.settings.model_id, "max_tokens": max_tokens or self.settings.max_tokens,
                   "system": system, "messages": messages, **(extra or {})}
         if tools:
@@ -216,6 +252,7 @@ class LLM:
                 time.sleep(delay)
                 continue
             reply = acc.reply()
-            emit(ResponseDone(reply.stop_reason, reply.usage))
+            self.anchor = anchor
+            emit(ResponseDone(reply.stop_reason, reply.usage, purpose))
             return reply
         raise AssertionError("unreachable")

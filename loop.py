@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from compaction import MAX_REACTIVE_RETRIES, Compactor
-from events import Emit, Interrupted, Notice, RequestStarted, Retrying, ToolFinished, ToolStarted
+from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolStarted
 from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text,
                      close_dangling_tool_uses, text_of, tool_result)
 from llm import LLM, LLMError, ModelReply
@@ -60,13 +60,14 @@ class Agent:
         self.emit(event)      # late-bound: the UI may swap `emit` after construction
 
     def summarize(self, request: list[dict]) -> tuple[str, str | None]:
-        """The summary call: same system prompt and tools as the conversation, tools not to be called."""
+        """The summary call: the same system prompt and tools as the conversation (and no tool_choice,
+        which would invalidate the messages' cache), so the history's prefix is read from cache; the
+        instruction asks for no tool calls, and only the reply's text is used."""
         def quiet(event):     # show the spinner and retries, not the summary's text
-            if isinstance(event, (RequestStarted, Retrying)):
+            if isinstance(event, (RequestStarted, Retrying, ResponseDone)):
                 self.emit(event)
         reply = self.llm.stream(system=self.system, messages=request, tools=self.tools,
-                                max_tokens=self.settings.summary_max_tokens, emit=quiet, purpose="summary",
-                                extra={"tool_choice": {"type": "none"}})
+                                max_tokens=self.settings.summary_max_tokens, emit=quiet, purpose="summary")
         return text_of({"content": reply.content}), reply.stop_reason
 
 

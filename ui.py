@@ -25,8 +25,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from events import (Compaction, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, TextDelta,
-                    ToolFinished, ToolStarted)
+from costs import READ_FACTOR, WRITE_FACTOR
+from events import (Compaction, ContextReport, CostReport, Interrupted, Notice, RequestStarted, ResponseDone,
+                    Retrying, TextDelta, ToolFinished, ToolStarted, TurnStatus)
 
 PROMPT = "s08 >> "
 NOTICE_STYLES = {"info": "dim", "warning": "yellow", "error": "bold red"}
@@ -69,6 +70,59 @@ def summarize_output(content: str) -> str:
 
 def seconds(delay: float) -> str:
     return f"{delay:.1f}s" if delay < 10 else f"{delay:.0f}s"
+
+
+PART_STYLES = {"system": "blue", "tools": "cyan", "messages": "green", "tool results": "yellow"}
+BAR_WIDTH = 60
+
+
+def status_line(event: TurnStatus) -> str:
+    hit = "—" if event.hit_rate is None else f"{event.hit_rate:.0%}"
+    cost = "unknown" if event.cost is None else f"${event.cost:.4f}"
+    return f"context {event.context:,}/{event.limit:,} · cache hit {hit} · session {cost}"
+
+
+def context_report(event: ContextReport) -> Text:
+    """A bar of the prompt by part against the window, with | at CONTEXT_LIMIT, and a legend."""
+    estimated = sum(event.parts.values()) or 1
+    scale = event.total / estimated                # parts are estimates; the total is measured
+    out = Text(f"context {event.total:,} tokens · compaction at {event.limit:,} (CONTEXT_LIMIT) · "
+               f"window {event.window:,}\n")
+    bar, used = Text("["), 0
+    for name, tokens in event.parts.items():
+        cells = round(tokens * scale / event.window * BAR_WIDTH)
+        bar.append("█" * cells, style=PART_STYLES[name])
+        used += cells
+    limit_at = round(event.limit / event.window * BAR_WIDTH)
+    for cell in range(used, BAR_WIDTH):
+        bar.append("|" if cell == limit_at else "·", style="red" if cell == limit_at else "dim")
+    out.append(bar.append("]\n"))
+    for name, tokens in event.parts.items():
+        out.append("■ ", style=PART_STYLES[name]).append(f"{name} {round(tokens * scale):,}  ")
+    free = max(0, event.limit - event.total)
+    out.append(f"· {free:,} free before compaction", style="dim")
+    return out
+
+
+def cost_report(event: CostReport) -> Text:
+    """The session's tokens, what they bill as (input-token equivalents) and what they cost."""
+    t, price = event.tally, event.price
+    per = f"${price[0]:g} / ${price[1]:g} per million input / output tokens" if price else \
+        "price unknown: set MODEL_PRICE=input,output (USD per million tokens)"
+    out = Text(f"session cost — {event.model} ({per})\n", style="bold")
+    out.append(f"{'':16}{'tokens':>12}{'billed as':>14}{'USD':>10}\n", style="dim")
+    rows = [("uncached input", t.uncached, t.uncached), ("cache writes", t.writes, t.writes * WRITE_FACTOR),
+            ("cache reads", t.reads, t.reads * READ_FACTOR), ("output", t.output, None)]
+    for name, tokens, billed in rows:
+        usd = None if not price else (billed * price[0] if billed is not None else tokens * price[1]) / 1e6
+        out.append(f"{name:16}{tokens:>12,}{'' if billed is None else f'{billed:,.0f}':>14}"
+                   f"{'?' if usd is None else f'{usd:.4f}':>10}\n")
+    total = t.dollars(price)
+    out.append(f"{'total':16}{'':>12}{t.billed_input:>14,.0f}{'?' if total is None else f'{total:.4f}':>10}\n",
+               style="bold")
+    hit = "—" if t.hit_rate is None else f"{t.hit_rate:.0%}"
+    out.append(f"{t.calls} model calls ({t.summary_calls} summaries) · cache hit rate {hit}", style="dim")
+    return out
 
 
 class Renderer:
@@ -129,6 +183,12 @@ class Renderer:
         elif isinstance(event, Compaction):
             self._line(f"[{event.layer}] {event.message}" if not event.message.startswith("[")
                        else event.message, COMPACTION_STYLE)
+        elif isinstance(event, TurnStatus):
+            self._line(status_line(event), "dim")
+        elif isinstance(event, ContextReport):
+            self._line(context_report(event))
+        elif isinstance(event, CostReport):
+            self._line(cost_report(event))
 
     def finish(self) -> None:
         self._stop()
@@ -155,6 +215,10 @@ class QuietRenderer:
             line = "[interrupted]"
         elif isinstance(event, Compaction):
             line = event.message if event.message.startswith("[") else f"[{event.layer}] {event.message}"
+        elif isinstance(event, TurnStatus):
+            line = status_line(event)
+        elif isinstance(event, (ContextReport, CostReport)):
+            line = (context_report if isinstance(event, ContextReport) else cost_report)(event).plain
         if line:
             print(line, file=self.stream, flush=True)
 

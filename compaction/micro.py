@@ -8,6 +8,12 @@ again) are kept; results of 100 chars or less are not worth clearing; and
 results the model has not seen yet — the round after the last assistant
 message — are never touched. A placeholder for a persisted output keeps the
 file's path, so the model can still read it.
+
+Clearing rewrites the prompt from the first cleared result on, and every
+token after it must be written to the prompt cache again. So it waits until
+the results it may clear add up to MICRO_CLEAR_AT_LEAST tokens, then clears
+them all at once: most turns leave the cached prefix byte-identical. With
+MICRO_CLEAR_AT_LEAST=0 it clears every turn, as the tutorial does.
 """
 
 from __future__ import annotations
@@ -51,8 +57,9 @@ def clearable_results(messages: list[dict], keep_recent: int = D.keep_recent,
 
 def micro_compact(messages: list[dict], keep_recent: int = D.keep_recent,
                   preserve: frozenset = D.preserved_tools, min_chars: int = MIN_CHARS, *,
-                  emit: Emit = ignore) -> list[dict]:
-    """Return the history with old, large tool results replaced by placeholders; never mutates."""
+                  clear_at_least: int = D.micro_clear_at_least, emit: Emit = ignore) -> list[dict]:
+    """Return the history with old, large tool results replaced by placeholders — once they are worth
+    at least `clear_at_least` tokens together; never mutates."""
     changes: dict[int, dict[int, dict]] = {}
     saved = 0
     for i, j, name, text in clearable_results(messages, keep_recent, preserve, min_chars):
@@ -61,7 +68,7 @@ def micro_compact(messages: list[dict], keep_recent: int = D.keep_recent,
             continue
         changes.setdefault(i, {})[j] = {**messages[i]["content"][j], "content": new_text}
         saved += estimate_text(text) - estimate_text(new_text)
-    if not changes:
+    if not changes or saved < clear_at_least:
         return messages
     out = list(messages)
     for i, blocks_changed in changes.items():

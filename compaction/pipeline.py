@@ -73,7 +73,8 @@ class Compactor:
             self.emit(Notice(f"[compaction could not write to disk: {exc.strerror or exc}; "
                              "outputs stay in the context]", "warning"))
             out = messages
-        return micro_compact(out, s.keep_recent, s.preserved_tools, emit=self.emit)
+        return micro_compact(out, s.keep_recent, s.preserved_tools, clear_at_least=s.micro_clear_at_least,
+                             emit=self.emit)
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Run the four layers; returns the history to send (the input is never mutated)."""
@@ -139,7 +140,7 @@ class Compactor:
         except OSError as exc:
             self.emit(Notice(f"[fallback could not write to disk: {exc.strerror or exc}]", "warning"))
             out = messages
-        out = micro_compact(out, keep_recent=1, preserve=frozenset(), emit=self.emit)
+        out = micro_compact(out, keep_recent=1, preserve=frozenset(), clear_at_least=0, emit=self.emit)
         after = estimate_tokens(out, self.system, self.tools)
         self.emit(Compaction("fallback", f"[fallback] cut without the model: {before:,} → {after:,} tokens"
                              if after < before else "[fallback] nothing more to cut without the model"))

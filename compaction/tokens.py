@@ -80,6 +80,15 @@ def estimate_tokens(messages: list[dict], system=None, tools=None) -> int:
     return estimate_system(system) + estimate_tools(tools) + sum(estimate_message(m) for m in messages)
 
 
+def breakdown(messages: list[dict], system=None, tools=None) -> dict[str, int]:
+    """Estimated tokens of the prompt by part: system, tools, messages, tool results."""
+    results = sum(_block_tokens(b) for m in messages if m.get("role") == "user"
+                  for b in blocks(m) if b.get("type") == "tool_result")
+    everything = sum(estimate_message(m) for m in messages)
+    return {"system": estimate_system(system), "tools": estimate_tools(tools),
+            "messages": everything - results, "tool results": results}
+
+
 class ContextMeter:
     """Remembers what the last response's usage measured, to size the next prompt."""
 

@@ -33,6 +33,7 @@ import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from .cache import PromptCache
 from .tokens import count_request_tokens, text_tokens
 from .validate import InvalidRequest, validate_request
 
@@ -62,6 +63,8 @@ class StandIn:
         self.requests: list[dict] = []       # bodies of /v1/messages requests, in order
         self.rejections: list[str] = []      # 400 messages sent back for invalid requests
         self.answers: list[str] = []         # one line per /v1/messages request: "200 end_turn", "400 prompt is…"
+        self.usages: list[dict] = []         # usage of every answered request, in order, with its body
+        self.cache = PromptCache()
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self.httpd.daemon_threads = True
@@ -275,8 +278,8 @@ def _handler_for(server: StandIn):
                 blocks, budget, "max_tokens" if body["max_tokens"] <= server.context_window - prompt
                 else "model_context_window_exceeded")
             stop = forced or stop
-            usage = {"input_tokens": prompt, "output_tokens": max(1, out_tokens),
-                     "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, **reply.get("usage", {})}
+            usage = {**server.cache.usage(body), "output_tokens": max(1, out_tokens), **reply.get("usage", {})}
+            server.usages.append({**usage, "request": len(server.requests) - 1})
             message = {"id": _id("msg_01"), "type": "message", "role": "assistant", "model": body["model"],
                        "content": [{k: v for k, v in b.items() if k != "_partial"} for b in blocks],
                        "stop_reason": stop, "stop_sequence": None, "usage": usage}

@@ -30,43 +30,60 @@ def text_tokens(text: str) -> int:
     return len(_PIECE.findall(text)) if text else 0
 
 
-def _content_tokens(content) -> int:
-    if isinstance(content, str):
-        return text_tokens(content)
-    total = 0
-    for block in content or []:
-        if not isinstance(block, dict):
+def _strip(block: dict) -> dict:
+    return {k: v for k, v in block.items() if k != "cache_control"}
+
+
+def block_tokens(block) -> int:
+    """Tokens of one content block (cache_control is metadata: it costs nothing)."""
+    if not isinstance(block, dict):
+        return 0
+    kind = block.get("type")
+    if kind == "text":
+        inner = text_tokens(block.get("text", ""))
+    elif kind == "tool_use":
+        inner = text_tokens(block.get("name", "")) + text_tokens(json.dumps(block.get("input", {})))
+    elif kind == "tool_result":
+        content = block.get("content", "")
+        inner = text_tokens(content) if isinstance(content, str) else sum(block_tokens(b) for b in content)
+    elif kind in ("thinking", "redacted_thinking"):
+        inner = text_tokens(block.get("thinking", "") or block.get("data", ""))
+    elif kind in ("image", "document"):
+        inner = 1500
+    else:
+        inner = text_tokens(json.dumps(_strip(block)))
+    return BLOCK_OVERHEAD + inner
+
+
+def request_blocks(body: dict):
+    """The request as the cache sees it, in order (tools, system, messages): one
+    (material, tokens, has cache_control) per block. Changing tool_choice changes every message
+    block's material, as it invalidates the messages' cache at the API."""
+    for tool in body.get("tools") or []:
+        yield "tool:" + json.dumps(_strip(tool), sort_keys=True), TOOL_OVERHEAD + text_tokens(
+            json.dumps(_strip(tool), sort_keys=True)), bool(tool.get("cache_control"))
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        yield "system:" + system, text_tokens(system), False
+    elif isinstance(system, list):
+        for b in system:
+            yield "system:" + json.dumps(_strip(b), sort_keys=True), block_tokens(b), bool(b.get("cache_control"))
+    choice = json.dumps(body.get("tool_choice"), sort_keys=True)
+    for m in body.get("messages") or []:
+        if not isinstance(m, dict):
             continue
-        total += BLOCK_OVERHEAD
-        kind = block.get("type")
-        if kind == "text":
-            total += text_tokens(block.get("text", ""))
-        elif kind == "tool_use":
-            total += text_tokens(block.get("name", "")) + text_tokens(json.dumps(block.get("input", {})))
-        elif kind == "tool_result":
-            total += _content_tokens(block.get("content", ""))
-        elif kind in ("thinking", "redacted_thinking"):
-            total += text_tokens(block.get("thinking", "") or block.get("data", ""))
-        elif kind in ("image", "document"):
-            total += 1500
-        else:
-            total += text_tokens(json.dumps(block))
-    return total
-
-
-def system_tokens(system) -> int:
-    return _content_tokens(system) if system else 0
-
-
-def tools_tokens(tools) -> int:
-    return sum(TOOL_OVERHEAD + text_tokens(json.dumps(t, sort_keys=True)) for t in tools or [])
-
-
-def message_tokens(message: dict) -> int:
-    return MESSAGE_OVERHEAD + _content_tokens(message.get("content"))
+        content = m.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        for i, b in enumerate(parts):
+            overhead = MESSAGE_OVERHEAD if i == 0 else 0
+            tokens = (text_tokens(b["text"]) if isinstance(content, str) else block_tokens(b)) + overhead
+            material = f"{choice}|{m.get('role')}|{i}|" + json.dumps(_strip(b) if isinstance(b, dict) else b,
+                                                                   sort_keys=True)
+            yield material, tokens, isinstance(b, dict) and bool(b.get("cache_control"))
+        if not parts:
+            yield f"{choice}|{m.get('role')}|empty", MESSAGE_OVERHEAD, False
 
 
 def count_request_tokens(body: dict) -> int:
     """Input tokens of a Messages API request: system + tools + messages."""
-    return (REQUEST_OVERHEAD + system_tokens(body.get("system")) + tools_tokens(body.get("tools"))
-            + sum(message_tokens(m) for m in body.get("messages") or [] if isinstance(m, dict)))
+    return REQUEST_OVERHEAD + sum(tokens for _material, tokens, _marked in request_blocks(body))

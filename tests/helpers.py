@@ -68,3 +68,15 @@ class Model:
             self.summary_calls += 1
             return self.summaries.pop(0) if len(self.summaries) > 1 else self.summaries[0]
         return self.replies.pop(0) if self.replies else {"text": "(no scripted reply left)"}
+
+
+def plain(messages: list[dict]) -> list[dict]:
+    """Messages as the history holds them, from a request body: cache_control removed and content
+    lists, so a request can be compared with the log or a history."""
+    out = []
+    for m in messages:
+        content = m["content"]
+        content = [{"type": "text", "text": content}] if isinstance(content, str) else \
+            [{k: v for k, v in b.items() if k != "cache_control"} for b in content]
+        out.append({"role": m["role"], "content": content})
+    return out

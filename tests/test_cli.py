@@ -71,7 +71,8 @@ def test_piped_slash_lines_and_bad_bytes(tmp_path, workspace, standin):
     assert proc.returncode == 0, proc.stderr
     assert b"unknown command /frobnicate" in proc.stderr
     assert proc.stdout.decode().splitlines() == ["got the path", "got the bytes", "still fine"]
-    texts = [m["content"] for m in standin.requests[-1]["messages"] if m["role"] == "user"]
+    from helpers import user_texts
+    texts = user_texts(standin.requests[-1]["messages"])
     assert texts[0] == "/etc/hosts looks wrong" and texts[1] == "run echo caf\ufffd"
 
 

@@ -137,7 +137,7 @@ def test_micro_clears_old_results_and_keeps_what_it_must():
     for i in range(3):
         messages += round_trip("bash", f"recent {i} " * 30, command=f"r{i}")             # 3 newest: kept
     events = []
-    out = micro_compact(messages, keep_recent=3, emit=events.append)
+    out = micro_compact(messages, keep_recent=3, clear_at_least=0, emit=events.append)
     texts = [b["content"] for m in out if m["role"] == "user" and isinstance(m["content"], list)
              for b in m["content"]]
     assert texts[0] == "[Previous: used bash]"
@@ -150,9 +150,21 @@ def test_micro_clears_old_results_and_keeps_what_it_must():
 def test_micro_never_touches_results_the_model_has_not_seen():
     c1, c2 = call("bash", command="a"), call("bash", command="b")
     messages = [user("go"), ask(c1), results((c1, "seen " * 50)), ask(c2), results((c2, "unseen " * 50))]
-    out = micro_compact(messages, keep_recent=0)
+    out = micro_compact(messages, keep_recent=0, clear_at_least=0)
     assert out[2]["content"][0]["content"] == "[Previous: used bash]"
     assert out[4]["content"][0]["content"] == "unseen " * 50
+
+
+def test_micro_waits_for_a_batch_then_clears_everything_at_once():
+    messages = [user("go")]
+    for i in range(6):
+        messages += round_trip("bash", f"output {i} " * 400, command=f"c{i}")    # ~1,000 tokens each
+    assert micro_compact(messages, keep_recent=3, clear_at_least=5_000) is messages   # ~3,000 clearable: wait
+    messages += round_trip("bash", "more " * 1000, command="c6") + round_trip("bash", "more " * 1000, command="c7")
+    out = micro_compact(messages, keep_recent=3, clear_at_least=5_000)            # ~5,000+: all at once
+    cleared = [b["content"] for m in out if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b["content"] == "[Previous: used bash]"]
+    assert len(cleared) == 5 and valid(out)
 
 
 # ---- estimate_tokens ----------------------------------------------------------------------

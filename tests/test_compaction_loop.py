@@ -32,7 +32,7 @@ def test_compact_tool_runs_after_the_whole_batch_and_the_turn_continues(app_for,
     assert result.ok and result.text == "Continuing from the summary."
     assert (workspace / "notes.md").read_text() == "decisions"
     summary_call = standin.requests[2]
-    assert is_summary_request(summary_call) and summary_call.get("tool_choice") == {"type": "none"}
+    assert is_summary_request(summary_call) and "tool_choice" not in summary_call   # it would break the cache
     assert "Pay special attention to: the notes file" in json.dumps(summary_call["messages"][-1])
     assert "Created notes.md" in json.dumps(summary_call["messages"])     # the batch's results came first
     after = standin.requests[3]["messages"]

@@ -94,10 +94,10 @@ def test_snip_compact_invariants(messages, max_messages, target):
 
 
 @common
-@given(histories(), st.integers(0, 4))
-def test_micro_compact_invariants(messages, keep_recent):
+@given(histories(), st.integers(0, 4), st.sampled_from([0, 0, 2_000, 20_000]))
+def test_micro_compact_invariants(messages, keep_recent, clear_at_least):
     snapshot = copy.deepcopy(messages)
-    check(messages, snapshot, micro_compact(messages, keep_recent))
+    check(messages, snapshot, micro_compact(messages, keep_recent, clear_at_least=clear_at_least))
 
 
 @common
@@ -119,7 +119,7 @@ def test_compact_history_invariants(messages, reactive):
 @given(histories(), st.integers(1_000, 20_000), st.booleans())
 def test_whole_pipeline_invariants(messages, limit, summary_works):
     config = Settings(context_limit=limit, snip_max_messages=14, snip_target_messages=8,
-                      persist_threshold=8_000, round_budget=20_000)
+                      persist_threshold=8_000, round_budget=20_000, micro_clear_at_least=limit // 4)
 
     def maybe_broken(request):
         if not summary_works:

@@ -135,3 +135,25 @@ def test_errors_are_one_line_and_the_prompt_returns(repl, standin):
     child.expect_exact("Authentication failed (401)")
     child.expect_exact(PROMPT)
     assert "Traceback" not in child.before
+
+
+def test_status_line_context_and_cost(repl, standin):
+    standin.queue({"text": "FIRST " + "answer " * 700}, {"text": "SECOND answer"})
+    child = repl()
+    child.sendline("first, with some background: " + "details " * 300)   # over the cacheable minimum
+    child.expect_exact("FIRST")
+    child.expect(r"context [\d,]+/50,000 · cache hit \d+% · session \$\d+\.\d{4}")
+    child.sendline("second")
+    child.expect_exact("SECOND answer")
+    child.expect(r"context [\d,]+/50,000 · cache hit (\d+)%")
+    assert int(child.match.group(1)) > 50                # the second call read the first from cache
+    child.expect_exact(PROMPT)
+    child.sendline("/context")
+    child.expect_exact("compaction at 50,000 (CONTEXT_LIMIT) · window 200,000")
+    child.expect(r"system [\d,]+.*tools [\d,]+.*messages [\d,]+.*tool results [\d,]+")
+    child.expect_exact(PROMPT)
+    child.sendline("/cost")
+    child.expect_exact("session cost — claude-sonnet-4-6 ($3 / $15 per million input / output tokens)")
+    child.expect(r"cache reads\s+[\d,]+")
+    child.expect_exact("2 model calls (0 summaries)")
+    child.expect_exact(PROMPT)

@@ -16,7 +16,7 @@ import pexpect
 import pytest
 
 from conftest import base_env, spawn_agent
-from helpers import Model, ask, call, results, say, user, user_texts
+from helpers import Model, ask, call, plain, results, say, user, user_texts
 from session import (SessionBusy, SessionHistory, SessionLog, list_sessions, load_session, open_session,
                      replay)
 
@@ -113,7 +113,7 @@ def resume_and_check(tmp_path, workspace, standin, expected_before=None):
     child.expect_exact(PROMPT)
     sent = standin.requests[-1]["messages"]
     after = load_session(path).messages
-    assert after[:len(sent)] == sent                       # what was sent is exactly what the log holds
+    assert plain(after[:len(sent)]) == plain(sent)         # what was sent is exactly what the log holds
     if expected_before is not None:
         assert logged.messages == expected_before
     child.sendcontrol("d")

@@ -1,0 +1,197 @@
+"""What a long session costs under four compaction setups, side by side (prints figures; not a test).
+
+    python bench/cost.py            the four configurations, and the pipeline's CPU time per turn
+    python bench/cost.py --sweep    also try other MICRO_CLEAR_AT_LEAST / SNIP_TARGET_MESSAGES values
+
+One deterministic session — 25 user turns, over 150 model calls: reading many
+files, large command outputs, edits, new files — is replayed against the
+local stand-in (which simulates prompt caching like the API) by the real
+agent, in-process, once per configuration:
+
+    tutorial        the seeds: micro clearing every turn, snip by one step at 50, no cache breakpoints
+    tutorial+cache  the same with cache breakpoints
+    default         s08 as shipped
+    none            no compaction at all, until the stand-in refuses the prompt
+
+For each it prints the total billed input in input-token equivalents
+(uncached + 1.25 × cache writes + 0.1 × cache reads), the cache hit ratio, the
+peak prompt, the model and summary calls, and the ideal for the same requests:
+every token already sent read from cache, only new tokens written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from agent import App  # noqa: E402
+from compaction import Compactor  # noqa: E402
+from config import Settings  # noqa: E402
+from helpers import Model, is_summary_request  # noqa: E402
+from standin import StandIn, count_request_tokens  # noqa: E402
+from standin.cache import shared_prefix  # noqa: E402
+
+TURNS, FILES, SEED = 25, 60, 8
+NEVER = 10 ** 9
+CONFIGS = {
+    "tutorial": dict(prompt_cache="off", micro_clear_at_least=0, snip_target_messages=50),
+    "tutorial+cache": dict(prompt_cache="on", micro_clear_at_least=0, snip_target_messages=50),
+    "default": {},
+    "none": dict(context_limit=NEVER, snip_max_messages=NEVER, persist_threshold=NEVER, round_budget=NEVER,
+                 micro_clear_at_least=NEVER),
+}
+SUMMARY = ("## User goals\n- keep working through the modules, reading and editing them as asked\n"
+           "## Files touched\n" + "".join(f"- mod_{i:02d}.py: read, small edits\n" for i in range(0, 60, 3))
+           + "## Current state\n- the edits so far are done; continue with the latest request\n")
+
+
+def make_workspace(folder: Path) -> None:
+    rng = random.Random(SEED)
+    for i in range(FILES):
+        lines = [f'"""Module {i}: part of the benchmark project."""', f"# marker {i}"]
+        for n in range(rng.randint(40, 240)):
+            lines.append(f"def handler_{i}_{n}(request, retries={rng.randint(1, 9)}):")
+            lines.append(f"    return process(request, step={n}, scale={rng.random():.4f})  # {rng.randint(0, 99999)}")
+        (folder / f"mod_{i:02d}.py").write_text("\n".join(lines) + "\n")
+    (folder / "server.log").write_text("".join(f"2026-11-30T10:{n // 60 % 60:02d}:{n % 60:02d} INFO request "
+                                               f"{n} served in {rng.randint(1, 900)} ms\n" for n in range(4000)))
+
+
+def scenario() -> list[dict]:
+    """The model's side of the session: the same tool calls in the same order for every configuration."""
+    rng, replies, edited = random.Random(SEED), [], set()
+    for turn in range(TURNS):
+        for _ in range(rng.randint(4, 8)):
+            kind = rng.choices(["read", "grep", "log", "edit", "write", "ls"], [5, 2, 1, 2, 1, 1])[0]
+            i = rng.randrange(FILES)
+            if kind == "edit" and i in edited:
+                kind = "read"
+            if kind == "read":
+                call = {"name": "read_file", "input": {"path": f"mod_{i:02d}.py"}}
+            elif kind == "grep":
+                call = {"name": "bash", "input": {"command": f"grep -n 'def handler_{i}_1' mod_*.py | head -n 60"}}
+            elif kind == "log":
+                call = {"name": "bash", "input": {"command": f"sed -n '{rng.randint(1, 500)},+2500p' server.log"}}
+            elif kind == "edit":
+                edited.add(i)
+                call = {"name": "edit_file", "input": {"path": f"mod_{i:02d}.py", "old_text": f"# marker {i}\n",
+                                                       "new_text": f"# marker {i} (reviewed in turn {turn})\n"}}
+            elif kind == "write":
+                call = {"name": "write_file", "input": {"path": f"notes/turn_{turn}_{i}.md",
+                                                        "content": f"Notes on module {i}.\n" * 20}}
+            else:
+                call = {"name": "bash", "input": {"command": "ls -la | head -n 40"}}
+            replies.append({"text": f"Step for turn {turn}.", "tool_calls": [call]})
+        replies.append({"text": f"Turn {turn} is done: " + "the modules look consistent. " * 12})
+    return replies
+
+
+def run(name: str, settings: dict, template: Path) -> dict:
+    """Replay the session under one configuration; figures from what the stand-in saw."""
+    with tempfile.TemporaryDirectory(prefix=f"s08-cost-{name}-") as tmp:
+        workspace = Path(tmp) / "ws"
+        shutil.copytree(template, workspace)
+        with StandIn(api_key="bench") as server:
+            server.brain = Model(*scenario(), summaries=[{"text": SUMMARY}])
+            env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": tmp,
+                   **{k.upper(): str(v) for k, v in settings.items()}}
+            app = App(workspace, environ=env)
+            for turn in range(TURNS):
+                app.turn(f"Turn {turn}: keep going through the modules as planned.")
+                if any(a.startswith("400") for a in server.answers):
+                    break        # the prompt no longer fits: "none" ends here
+            app.close()
+            refused = next((n for n, a in enumerate(server.answers) if a.startswith("400")), None)
+            answered = [u for u in server.usages if refused is None or u["request"] < refused]
+            seen, ideal = set(), 0.0
+            for u in answered:
+                shared, total = shared_prefix(server.requests[u["request"]], seen)
+                ideal += 0.1 * shared + 1.25 * (total - shared)
+            prompt = [u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+                      for u in answered]
+            billed = sum(u["input_tokens"] + 1.25 * u["cache_creation_input_tokens"] + 0.1 * u["cache_read_input_tokens"]
+                         for u in answered)
+            return {"billed": billed, "ideal": ideal, "hit": sum(u["cache_read_input_tokens"] for u in answered) / sum(prompt),
+                    "peak": max(prompt), "calls": len(answered),
+                    "summaries": sum(is_summary_request(server.requests[u["request"]]) for u in answered),
+                    "turns": turn + 1, "refused": refused is not None,
+                    "over": sum(a.startswith("400 prompt is too long") for a in server.answers)}
+
+
+def pipeline_ms(messages_count: int) -> float:
+    """Median CPU milliseconds of compactor.prepare() per turn on a history of this many messages."""
+    settings = Settings(snip_max_messages=NEVER, context_limit=NEVER)
+    with tempfile.TemporaryDirectory() as tmp:
+        compactor = Compactor(settings, Path(tmp), lambda request: ("", None))
+        messages = [{"role": "user", "content": "start"}]
+        n = 0
+        while len(messages) < messages_count:
+            tool = "read_file" if n % 3 else "bash"
+            messages.append({"role": "assistant", "content": [{"type": "text", "text": "Next step."},
+                             {"type": "tool_use", "id": f"toolu_{n:06d}", "name": tool, "input": {"path": f"f{n}.py"}}]})
+            messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n:06d}",
+                                                          "content": f"line {n}\n" * 120}]})
+            n += 1
+        messages = compactor.prepare(messages)               # a first pass may clear a batch; then steady state
+        times = []
+        for step in range(40):
+            compactor.observe(messages, {"input_tokens": 1000, "cache_read_input_tokens": 100_000, "output_tokens": 50})
+            messages = messages + [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_x{step}", "name": "bash",
+                                                   "input": {"command": "ls"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_x{step}",
+                                              "content": "a.py\nb.py\n"}]}]
+            started = time.process_time()
+            messages = compactor.prepare(messages)
+            times.append((time.process_time() - started) * 1000)
+        return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sweep", action="store_true", help="also try other defaults")
+    args = parser.parse_args()
+    configs = dict(CONFIGS)
+    if args.sweep:
+        for clear in (0, 5_000, 10_000, 20_000, 40_000):
+            for target in (20, 30, 40):
+                configs[f"clear={clear},target={target}"] = dict(micro_clear_at_least=clear, snip_target_messages=target)
+    with tempfile.TemporaryDirectory(prefix="s08-cost-template-") as tmp:
+        template = Path(tmp)
+        make_workspace(template)
+        print(f"{len(scenario())} scripted replies over {TURNS} turns; window {Settings().context_window:,}, "
+              f"CONTEXT_LIMIT {Settings().context_limit:,}\n")
+        print(f"{'configuration':<26}{'billed input':>14}{'vs tutorial':>12}{'ideal':>12}{'vs ideal':>10}"
+              f"{'hit':>7}{'peak prompt':>13}{'calls':>7}{'summaries':>11}{'refused':>9}")
+        results = {}
+        for name, settings in configs.items():
+            r = results[name] = run(name, settings, template)
+            base = results["tutorial"]["billed"]
+            note = f"  (stopped: refused after {r['turns']} turns)" if r["refused"] else ""
+            print(f"{name:<26}{r['billed']:>14,.0f}{r['billed'] / base:>11.2f}×{r['ideal']:>12,.0f}"
+                  f"{r['billed'] / r['ideal']:>9.2f}×{r['hit']:>7.0%}{r['peak']:>13,}{r['calls']:>7}"
+                  f"{r['summaries']:>11}{r['over']:>9}{note}", flush=True)
+    d, t = results["default"], results["tutorial"]
+    print(f"\ntargets: default ≤ 0.25× tutorial: {d['billed'] / t['billed']:.2f}× "
+          f"{'ok' if d['billed'] <= 0.25 * t['billed'] else 'MISSED'}; default ≤ 1.3× its ideal: "
+          f"{d['billed'] / d['ideal']:.2f}× {'ok' if d['billed'] <= 1.3 * d['ideal'] else 'MISSED'}; "
+          f"requests refused as too long: {d['over']}")
+    for count in (500, 2000):
+        ms = pipeline_ms(count)
+        print(f"pipeline CPU per turn at {count:,} messages: {ms:.2f} ms {'ok' if ms < 5 else 'MISSED (target < 5 ms)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
