@@ -146,7 +146,7 @@ class Renderer:
         if not self.at_line_start:
             self.console.print()
         self.console.print(safe(text) if isinstance(text, str) else text, style=style, markup=False,
-                           highlight=False, soft_wrap=True)
+                           highlight=False)       # wrapped at word boundaries, unlike streamed text
         self.at_line_start = True
 
     def __call__(self, event) -> None:
