@@ -20,7 +20,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from compaction import MAX_REACTIVE_RETRIES, Compactor
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolStarted

@@ -270,7 +270,7 @@ def _key_bindings() -> KeyBindings:
 
 def print_banner(console: Console, app) -> None:
     s = app.settings
-    console.print(f"[bold cyan]s08[/bold cyan] — a coding agent that compacts its own context")
+    console.print("[bold cyan]s08[/bold cyan] — a coding agent that compacts its own context")
     console.print(f"[dim]model[/dim] {escape(s.model_id)}  [dim]workspace[/dim] {escape(str(app.workspace))}  "
                   f"[dim]endpoint[/dim] {escape(s.base_url)}")
     console.print("[dim]Enter sends · Alt-Enter (or Esc Enter) adds a line · /help for commands · "

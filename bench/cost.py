@@ -22,7 +22,6 @@ every token already sent read from cache, only new tokens written.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import statistics
@@ -39,7 +38,7 @@ from agent import App  # noqa: E402
 from compaction import Compactor  # noqa: E402
 from config import Settings  # noqa: E402
 from helpers import Model, is_summary_request  # noqa: E402
-from standin import StandIn, count_request_tokens  # noqa: E402
+from standin import StandIn  # noqa: E402
 from standin.cache import shared_prefix  # noqa: E402
 
 TURNS, FILES, SEED = 25, 60, 8

@@ -168,7 +168,7 @@ def test_resume_after_two_compactions(tmp_path, workspace, standin):
     standin.brain = Model({"text": "answer one " * 150}, {"text": "answer two " * 150},
                           summaries=[{"text": "FIRST SUMMARY"}, {"text": "SECOND SUMMARY"}])
     child = start(tmp_path, workspace, standin)
-    for question, answer, mark in [("question one", "answer one", "FIRST"), ("question two", "answer two", "SECOND")]:
+    for question, answer in [("question one", "answer one"), ("question two", "answer two")]:
         child.sendline(question)
         child.expect_exact(answer)
         child.expect_exact(PROMPT)
