@@ -179,6 +179,9 @@ class Renderer:
         elif isinstance(event, Notice):
             self._line(event.text, NOTICE_STYLES.get(event.kind, "dim"))
         elif isinstance(event, Interrupted):
+            if self.at_line_start and self.console.is_terminal:
+                self._stop()
+                self.console.file.write("\r")    # over the "^C" the terminal echoed
             self._line("[interrupted]", "bold red")
         elif isinstance(event, Compaction):
             self._line(f"[{event.layer}] {event.message}" if not event.message.startswith("[")
