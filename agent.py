@@ -20,7 +20,7 @@ from pathlib import Path
 from config import load_settings, missing_key_message
 from compaction.tokens import breakdown
 from costs import Ledger, price_of
-from events import ContextReport, CostReport, Notice, TurnStatus, ignore
+from events import ContextReport, CostReport, Notice, ResponseDone, TurnStatus, ignore
 from history import drop_interruption_marks
 from llm import LLM
 from loop import Agent, TurnResult, agent_loop, run_turn  # noqa: F401  (agent_loop re-exported)
@@ -45,10 +45,24 @@ class App:
         self.ledger = Ledger()
         self.load()
         self.resumed = resume
-        self.messages = open_session(self.workspace, resume) if resume else self._new_history()
+        self.messages = self._resume(resume) if resume else self._new_history()
+
+    def _log_problem(self, text: str) -> None:
+        self.emit(Notice(text, "warning"))
 
     def _new_history(self) -> SessionHistory:
-        return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id}))
+        return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id}),
+                              self._log_problem)
+
+    def _resume(self, loaded: LoadedSession) -> SessionHistory:
+        """The logged history, its token totals, and the size of the prompt the log last measured."""
+        history = open_session(self.workspace, loaded, self._log_problem)
+        for usage, purpose in loaded.usages:
+            self.ledger.session.add(usage, purpose == "summary")
+        if loaded.anchor:
+            covered, tokens = loaded.anchor
+            self.agent.compactor.meter.anchor(list(history)[:covered], tokens)
+        return history
 
     def close(self) -> None:
         self.messages.log.close()
@@ -72,6 +86,8 @@ class App:
 
     def emit(self, event) -> None:
         self.ledger(event)
+        if isinstance(event, ResponseDone) and event.usage and hasattr(self, "messages"):
+            self.messages.note_usage(event.usage, event.purpose)    # so /cost survives a resume
         self.ui_emit(event)
 
     def set_emit(self, emit) -> None:
@@ -193,7 +209,9 @@ def _run_once(app: App, prompt: str) -> int:
     if not prompt.strip():
         print("the prompt is empty: give -p some text", file=sys.stderr)
         return 2
-    result = app.turn(prompt)
+    result = app.dispatch(prompt)          # "-p /cost" runs the command, as piped input would
+    if result is None or result == QUIT:
+        return 0
     if result.text:
         print(result.text, flush=True)
     return 0 if result.ok else (130 if result.interrupted else 1)
@@ -266,7 +284,10 @@ def main(argv: list[str] | None = None) -> int:
         loaded = _pick_session(workspace, args) if args.cont or args.resume is not None else None
         app = App(workspace, args.env_file, resume=loaded)
     except SessionBusy as exc:
-        print(f"{exc}; close it there first", file=sys.stderr)
+        print(f"{exc}; close it there first, or pick another with --resume", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"cannot open the session: {exc.strerror or exc}", file=sys.stderr)
         return 1
     except SystemExit as exc:
         if isinstance(exc.code, str):

@@ -12,6 +12,8 @@ from __future__ import annotations
 INTERRUPTED_RESULT = "Interrupted by the user before this tool call finished; it may not have completed."
 NOT_STARTED_RESULT = "Not run: the user interrupted before this tool call started."
 INTERRUPTED_MARK = "[Request interrupted by user]"
+SESSION_STOPPED_MARK = "[The session stopped before this request was answered]"
+STOP_MARKS = (INTERRUPTED_MARK, SESSION_STOPPED_MARK)
 SUMMARY_MESSAGE_PREFIXES = ("[compacted]", "[snipped ")    # first text of messages compaction wrote
 
 
@@ -55,11 +57,12 @@ def _escaped_only(text: str) -> bool:
 
 
 def drop_interruption_marks(messages: list[dict]) -> None:
-    """Remove "[Request interrupted by user]" from the end of the history (before a retry)."""
+    """Remove "[Request interrupted by user]" (or the session-stopped mark) from the end of the history,
+    before a retry."""
     if not messages or messages[-1].get("role") != "user":
         return
     kept = list(blocks(messages[-1]))
-    while kept and kept[-1].get("type") == "text" and kept[-1].get("text") == INTERRUPTED_MARK:
+    while kept and kept[-1].get("type") == "text" and kept[-1].get("text") in STOP_MARKS:
         kept.pop()
     if len(kept) == len(blocks(messages[-1])):
         return

@@ -6,16 +6,22 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
 
     {"t": "session", "id": …, "workspace": …, "model": …, "started": …}   header
     {"t": "append",  "m": {message}}                                       a message entered the history
-    {"t": "set",     "i": 5, "m": {message}}                               message 5 was replaced (text merged in)
-    {"t": "replace", "keep": 3, "tail": [...], "reason": "compaction"}     compaction: the first 3 stay, the
+    {"t": "set",     "i": 5, "m": {message}}                               message 5 was replaced
+    {"t": "replace", "keep": 3, "tail": [...]}                             compaction: the first 3 stay, the
                                                                            rest is now `tail` (keep 0: the
-                                                                           whole new history)
+                                                                           whole history — a snapshot)
+    {"t": "usage",   "n": 12, "u": {usage}, "p": "answer"}                 what a model call cost
 
 Replaying the records gives the history exactly as the model would see it
-next; the log also still holds every message that was ever in it. The history
-is a `SessionHistory` — a plain list of plain dicts that writes these records
-itself whenever it is changed, so no code path can forget to log. A session
-file is locked (flock) while a process uses it: two s08s never write to one.
+next, the session's token totals, and the size of the prompt last sent. The
+history is a `SessionHistory` — a plain list of plain dicts that writes these
+records itself whenever it is changed, so no code path can forget to log.
+
+Damage is survived, not fatal: a half-written last line is dropped; a bad
+record in the middle stops the replay there until the next snapshot; a write
+that fails (full disk, read-only workspace) is rolled back, reported once, and
+followed by a full snapshot as soon as writing works again. A session file is
+locked (flock) while a process uses it: two s08s never write to one.
 """
 
 from __future__ import annotations
@@ -27,8 +33,9 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from history import close_dangling_tool_uses
+from history import SESSION_STOPPED_MARK, add_user_text, blocks, close_dangling_tool_uses
 from storage import ensure_folder
 
 SESSIONS_DIR = ".sessions"
@@ -53,7 +60,6 @@ class SessionLog:
         self.header, self.fd = header or {}, None
         if existing:
             self._open(create=False)
-            self._drop_torn_tail()
 
     def _open(self, create: bool) -> None:
         ensure_folder(self.path.parent)
@@ -65,14 +71,20 @@ class SessionLog:
             os.close(fd)
             raise SessionBusy(f"session {self.id} is open in another s08") from None
         self.fd = fd
+        if not create:
+            self._drop_torn_tail()
+        if os.fstat(fd).st_size == 0:
+            self._write({"t": "session", "id": self.id, "workspace": str(self.workspace),
+                         "started": time.strftime("%Y-%m-%dT%H:%M:%S"), **self.header})
 
     def _drop_torn_tail(self) -> None:
-        """A kill mid-write can leave a last line without its newline: cut it off before appending."""
+        """A kill mid-write can leave a last line without its newline: cut it off before appending
+        (load_session drops the same line, so the file and the replay agree)."""
         size = os.fstat(self.fd).st_size
         if not size:
             return
         with open(self.path, "rb") as f:
-            f.seek(max(0, size - 1))
+            f.seek(size - 1)
             if f.read(1) == b"\n":
                 return
             f.seek(0)
@@ -82,16 +94,22 @@ class SessionLog:
     def write(self, record: dict) -> None:
         if self.fd is None:
             self._open(create=True)
-            self._write({"t": "session", "id": self.id, "workspace": str(self.workspace),
-                         "started": time.strftime("%Y-%m-%dT%H:%M:%S"), **self.header})
         self._write(record)
 
     def _write(self, record: dict) -> None:
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
-        view = memoryview(line)
-        while view:                       # one write() in practice; loop only on a short write
-            view = view[os.write(self.fd, view):]
-        os.fsync(self.fd)
+        size = os.fstat(self.fd).st_size
+        try:
+            view = memoryview(line)
+            while view:                   # one write() in practice; loop only on a short write
+                view = view[os.write(self.fd, view):]
+            os.fsync(self.fd)
+        except OSError:
+            try:
+                os.ftruncate(self.fd, size)   # never leave half a record for the next one to glue onto
+            except OSError:
+                pass
+            raise
 
     def close(self) -> None:
         if self.fd is not None:
@@ -100,15 +118,34 @@ class SessionLog:
 
 
 class SessionHistory(list):
-    """The conversation: a list of API-shaped dicts that logs every change to its SessionLog."""
+    """The conversation: a list of API-shaped dicts that logs every change to its SessionLog.
 
-    def __init__(self, messages=(), log: SessionLog | None = None):
+    A failed write is reported once through `on_error` and the conversation goes on; the next
+    write that works is a full snapshot, so the log catches up."""
+
+    def __init__(self, messages=(), log: SessionLog | None = None, on_error: Callable[[str], None] | None = None):
         super().__init__(messages)
-        self.log = log
+        self.log, self.on_error, self.behind = log, on_error, False
 
     def _record(self, record: dict) -> None:
-        if self.log is not None:
-            self.log.write(record)
+        if self.log is None:
+            return
+        try:
+            self.log.write({"t": "replace", "keep": 0, "tail": list(self)} if self.behind else record)
+            if self.behind and record["t"] == "usage":
+                self.log.write(record)
+        except OSError as exc:
+            if not self.behind and self.on_error:
+                self.on_error(f"[session log: cannot write {self.log.path.name} ({exc.strerror or exc}); "
+                              "going on without it until writing works again]")
+            self.behind = True
+            return
+        if self.behind and self.on_error:
+            self.on_error("[session log: writing works again; the log has caught up]")
+        self.behind = False
+
+    def note_usage(self, usage: dict, purpose: str) -> None:
+        self._record({"t": "usage", "n": len(self), "u": usage, "p": purpose})
 
     def append(self, message: dict) -> None:
         super().append(message)
@@ -126,7 +163,7 @@ class SessionHistory(list):
             while keep < min(len(old), len(self)) and old[keep] is self[keep]:
                 keep += 1
             if keep < len(old) or keep < len(self):
-                self._record({"t": "replace", "keep": keep, "tail": list(self)[keep:], "reason": "compaction"})
+                self._record({"t": "replace", "keep": keep, "tail": list(self)[keep:]})
             return
         super().__setitem__(index, value)
         self._record({"t": "set", "i": index % len(self), "m": value})
@@ -139,9 +176,8 @@ class SessionHistory(list):
         self[:] = list(self)[:index] + [message] + list(self)[index:]
 
     def pop(self, index=-1):
-        value = list(self)[index]
         rest = list(self)
-        del rest[index]
+        value = rest.pop(index)
         self[:] = rest
         return value
 
@@ -158,45 +194,89 @@ class LoadedSession:
     messages: list[dict]
     header: dict = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
-    records: int = 0
+    usages: list[tuple[dict, str]] = field(default_factory=list)
+    anchor: tuple[int, int] | None = None      # (messages covered, tokens) of the last usage still valid
+    unanswered: bool = False
 
 
-def replay(lines: list[str]) -> tuple[list[dict], dict, list[str], int]:
-    """Rebuild the history from log lines: (messages, header, notices, records used)."""
-    messages, header, notices, used = [], {}, [], 0
-    for n, line in enumerate(lines):
-        if not line.strip():
-            continue
+def _message_ok(m) -> bool:
+    return isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), (str, list))
+
+
+def _record_ok(r, length: int) -> bool:
+    """Is this record well-formed, and does it fit a history of `length` messages?"""
+    if not isinstance(r, dict):
+        return False
+    kind = r.get("t")
+    if kind == "append":
+        return _message_ok(r.get("m"))
+    if kind == "set":
+        return isinstance(r.get("i"), int) and 0 <= r["i"] < length and _message_ok(r.get("m"))
+    if kind == "replace":
+        return (isinstance(r.get("keep"), int) and 0 <= r["keep"] <= length and isinstance(r.get("tail"), list)
+                and all(_message_ok(m) for m in r["tail"]))
+    if kind == "usage":
+        return isinstance(r.get("u"), dict) and isinstance(r.get("n"), int)
+    return kind == "session"
+
+
+def replay(lines: list[str]) -> LoadedSession:
+    """Rebuild the history (and the usage) from log lines. A record that is unreadable or does not fit
+    stops the replay until the next full snapshot, so what is rebuilt is always a state that was real."""
+    loaded = LoadedSession("", Path(), [])
+    messages, lost_at, skipped = [], None, 0
+    for n, line in enumerate(lines, 1):
         try:
             record = json.loads(line)
         except ValueError:
-            last = n == len(lines) - 1
-            notices.append("dropped a half-written last line of the session log" if last
-                           else f"skipped an unreadable line {n + 1} of the session log")
+            record = None
+        snapshot = isinstance(record, dict) and record.get("t") == "replace" and record.get("keep") == 0
+        if lost_at is not None and not (snapshot and _record_ok(record, 0)):
+            skipped += 1
             continue
-        kind = record.get("t")
+        if not _record_ok(record, len(messages)):
+            lost_at, skipped = n, 0
+            continue
+        if lost_at is not None:
+            loaded.notices.append(f"the session log is damaged at line {lost_at}; {skipped} record(s) after it "
+                                  "were skipped until a full snapshot")
+            lost_at = None
+        kind = record["t"]
         if kind == "session":
-            header = record
+            loaded.header = record
         elif kind == "append":
             messages.append(record["m"])
-        elif kind == "set" and 0 <= record.get("i", -1) < len(messages):
+        elif kind == "set":
             messages[record["i"]] = record["m"]
         elif kind == "replace":
             messages = messages[:record["keep"]] + record["tail"]
-        else:
-            notices.append(f"skipped an unknown record on line {n + 1}")
-            continue
-        used += 1
-    return messages, header, notices, used
+        if kind in ("set", "replace") and loaded.anchor and (record.get("i", record.get("keep", 0)) < loaded.anchor[0]):
+            loaded.anchor = None           # the prompt that usage measured was rewritten since
+        if kind == "usage":
+            u = record["u"]
+            loaded.usages.append((u, record.get("p", "answer")))
+            tokens = sum(u.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
+                                                  "cache_creation_input_tokens", "output_tokens"))
+            loaded.anchor = (record["n"], tokens) if 0 < record["n"] <= len(messages) else None
+    if lost_at is not None:
+        loaded.notices.append(f"the session log is damaged at line {lost_at}; resumed the state before it "
+                              f"({skipped} later record(s) could not be used)")
+    if loaded.anchor and loaded.anchor[0] > len(messages):
+        loaded.anchor = None
+    loaded.messages = messages
+    return loaded
 
 
 def load_session(path: Path) -> LoadedSession:
-    """Read a session log (dropping a half-written last line, with a notice)."""
-    lines = path.read_bytes().decode("utf-8", errors="replace").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    messages, header, notices, used = replay(lines)
-    return LoadedSession(path.stem, path, messages, header, notices, used)
+    """Read a session log; a last line without its newline was cut off mid-write and is dropped."""
+    raw = path.read_bytes().decode("utf-8", errors="replace")
+    lines = raw.split("\n")
+    torn = lines.pop() if lines else ""           # "" when the file ends with a newline
+    loaded = replay([line for line in lines if line.strip()])
+    if torn.strip():
+        loaded.notices.insert(0, "dropped a half-written last line of the session log")
+    loaded.id, loaded.path = path.stem, path
+    return loaded
 
 
 def list_sessions(workspace: Path) -> list[Path]:
@@ -214,12 +294,20 @@ def find_session(workspace: Path, wanted: str) -> Path | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def open_session(workspace: Path, loaded: LoadedSession) -> SessionHistory:
-    """Continue a loaded session: its history, logging to the same (now locked) file. Tool calls
-    left without results by the interruption get an "interrupted" result — logged like any change."""
-    history = SessionHistory(loaded.messages, SessionLog(workspace, loaded.id, existing=True))
+def open_session(workspace: Path, loaded: LoadedSession, on_error=None) -> SessionHistory:
+    """Continue a loaded session: its history, logging to the same (now locked) file. Repairs are
+    logged like any change: tool calls left without results get an "interrupted" result, and a
+    request the session stopped before answering is marked, so the model knows."""
+    history = SessionHistory(loaded.messages, SessionLog(workspace, loaded.id, existing=True), on_error)
     repaired = close_dangling_tool_uses(history, STOPPED_RESULT)
     if repaired:
         loaded.notices.append(f"{repaired} tool call{'s' if repaired > 1 else ''} cut off when the session "
                               "stopped — marked as interrupted")
+    if history and history[-1]["role"] == "user" and not repaired:
+        last = blocks(history[-1])
+        if last and last[-1].get("type") == "text" and last[-1].get("text") != SESSION_STOPPED_MARK:
+            add_user_text(history, SESSION_STOPPED_MARK)
+            loaded.unanswered = True
+            loaded.notices.append("the last request was not answered before the session stopped; "
+                                  "/retry sends it again")
     return history

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from compaction.boundaries import is_generated
 from costs import READ_FACTOR, WRITE_FACTOR
 from events import (Compaction, ContextReport, CostReport, Interrupted, Notice, RequestStarted, ResponseDone,
                     Retrying, TextDelta, ToolFinished, ToolStarted, TurnStatus)
@@ -300,6 +301,8 @@ def show_resumed(console: Console, loaded, messages: list[dict], exchanges: int 
         b.get("type") == "text" for b in _blocks(m))]
     for m in messages[starts[-exchanges] if len(starts) >= exchanges else 0:]:
         for b in _blocks(m):
+            if b.get("type") == "text" and m["role"] == "user" and is_generated(b.get("text", "")):
+                continue          # compaction's and the stop marks' own text is not what you typed
             if b.get("type") == "text" and m["role"] == "user":
                 console.print(Text("you › ", style="bold") + Text(_one_line(b["text"])))
             elif b.get("type") == "text":
@@ -322,9 +325,13 @@ def pick_session(paths: list[Path], most: int = 10):
     console.print("[bold]Sessions in this workspace[/bold] (newest first):")
     shown = paths[:most]
     for n, path in enumerate(shown, 1):
-        loaded = load_session(path)
-        first = _one_line(first_request(loaded.messages) or "(empty)", 70)
-        console.print(f"  [cyan]{n:>2}[/cyan]  {escape(loaded.id)}  {len(loaded.messages):>4} messages  {escape(first)}")
+        try:
+            loaded = load_session(path)
+            first = _one_line(first_request(loaded.messages) or "(empty)", 70)
+            count = f"{len(loaded.messages):>4} messages"
+        except (OSError, ValueError) as exc:
+            first, count = f"(unreadable: {exc})", ""
+        console.print(f"  [cyan]{n:>2}[/cyan]  {escape(path.stem)}  {count}  {escape(first)}")
     try:
         answer = input(f"Resume which one? [1-{len(shown)}, Enter = 1, q = quit] ").strip().lower()
     except (EOFError, KeyboardInterrupt):

@@ -18,7 +18,7 @@ prefix and never mistaken for them.
 
 from __future__ import annotations
 
-from history import INTERRUPTED_MARK, blocks
+from history import STOP_MARKS, blocks
 
 SNIP_PREFIX = "[snipped "
 COMPACTED_PREFIX = "[compacted]"
@@ -26,7 +26,7 @@ FIRST_REQUEST_PREFIX = "The user's first request, verbatim:\n"
 SUMMARY_PREFIX = "Summary of the conversation so far:\n"
 ANSWERED_REQUEST_PREFIX = "The user's last request (already answered):\n"
 GENERATED_PREFIXES = (SNIP_PREFIX, COMPACTED_PREFIX, FIRST_REQUEST_PREFIX, SUMMARY_PREFIX, ANSWERED_REQUEST_PREFIX,
-                      INTERRUPTED_MARK)
+                      *STOP_MARKS)
 
 
 def tool_names(messages: list[dict]) -> dict[str, str]:

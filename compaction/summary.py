@@ -178,6 +178,9 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
         raise SummaryFailed("the model returned an empty summary")
     if stop_reason == "max_tokens":
         raise SummaryFailed("the summary was cut off by SUMMARY_MAX_TOKENS")
+    if stop_reason in ("tool_use", "refusal"):
+        raise SummaryFailed("the model answered with a tool call instead of a summary" if stop_reason == "tool_use"
+                            else "the model declined to summarize")
 
     content = [{"type": "text", "text": f"{COMPACTED_PREFIX} The conversation so far was summarized to save "
                                         f"context. Full transcript: {transcript} (read it with read_file "

@@ -103,6 +103,10 @@ class ContextMeter:
         if total > 0:
             self.sent, self.tokens = list(messages), total
 
+    def anchor(self, sent: list[dict], tokens: int) -> None:
+        """Anchor on a measurement made earlier (a resumed session's last usage)."""
+        self.sent, self.tokens = list(sent), tokens
+
     def forget(self) -> None:
         self.sent, self.tokens = [], 0
 

@@ -29,7 +29,7 @@ def _text_of(content) -> str:
     return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
-NOT_TYPED = ("[snipped ", "[compacted]", "[Request interrupted", "The user's first request",
+NOT_TYPED = ("[snipped ", "[compacted]", "[Request interrupted", "[The session stopped", "The user's first request",
              "Summary of the conversation so far", "<summary-request>")
 
 

@@ -265,3 +265,9 @@ def test_reactive_compact_keeps_a_recent_tail(workspace):
     assert valid(out) and len(out) > 3
     assert out[-4:] == messages[-4:]
     assert "LATEST: now add tests for it" in user_texts(out)
+
+
+def test_a_tool_call_instead_of_a_summary_is_a_failure(workspace):
+    messages = big_history()
+    with pytest.raises(SummaryFailed, match="tool call instead of a summary"):
+        compact_history(messages, summarizer("Let me look at the files first.", stop="tool_use"), workspace=workspace)

@@ -9,6 +9,7 @@ holds and that the next request is one the API accepts.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 
@@ -89,8 +90,62 @@ def test_replay_after_two_compactions_has_only_the_current_state():
         {"t": "replace", "keep": 0, "tail": [user("SUMMARY 1")]}, {"t": "append", "m": say("a2")},
         {"t": "append", "m": user("two")},
         {"t": "replace", "keep": 0, "tail": [user("SUMMARY 2"), user("two")]}, {"t": "append", "m": say("a3")}]]
-    messages, header, notices, used = replay(lines)
-    assert messages == [user("SUMMARY 2"), user("two"), say("a3")] and used == 8 and not notices
+    loaded = replay(lines)
+    assert loaded.messages == [user("SUMMARY 2"), user("two"), say("a3")] and not loaded.notices
+
+
+def test_a_damaged_record_stops_the_replay_until_the_next_snapshot():
+    good = [{"t": "session", "id": "x"}, {"t": "append", "m": user("one")}, {"t": "append", "m": say("a1")}]
+    later = [{"t": "append", "m": user("two")}, {"t": "set", "i": 3, "m": user("two, edited")}]
+    snapshot = [{"t": "replace", "keep": 0, "tail": [user("SUMMARY"), user("three")]}, {"t": "append", "m": say("a3")}]
+    for bad in ['{"t": "append", "m": {"role": "us GARBAGE', "12345", "[1, 2]", '{"t": "append"}',
+                '{"t": "set", "i": 99, "m": {"role": "user", "content": "x"}}']:
+        lines = [json.dumps(r) for r in good] + [bad] + [json.dumps(r) for r in later]
+        loaded = replay(lines)
+        assert loaded.messages == [user("one"), say("a1")], bad        # the state before the damage
+        assert "damaged at line 4" in loaded.notices[0]
+        healed = replay(lines + [json.dumps(r) for r in snapshot])
+        assert healed.messages == [user("SUMMARY"), user("three"), say("a3")]
+
+
+def test_a_failed_write_is_rolled_back_reported_once_and_caught_up(workspace):
+    problems = []
+    history = SessionHistory([], SessionLog(workspace), problems.append)
+    history.append(user("hi"))
+    good_fd = history.log.fd
+    history.log.fd = os.open(history.log.path, os.O_RDONLY)           # every write now fails (EBADF)
+    history.append(say("hello"))
+    history.append(user("still here"))
+    assert len(problems) == 1 and "cannot write" in problems[0] and history[-1] == user("still here")
+    os.close(history.log.fd)
+    history.log.fd = good_fd                                          # writing works again
+    history.append(say("back"))
+    assert "caught up" in problems[-1]
+    assert load_session(history.log.path).messages == list(history)
+    history.log.close()
+
+
+def test_no_log_folder_no_crash(workspace):
+    (workspace / ".sessions").write_text("not a folder")
+    problems = []
+    history = SessionHistory([], SessionLog(workspace), problems.append)
+    history.append(user("hi"))
+    assert history == [user("hi")] and len(problems) == 1
+
+
+def test_resume_marks_an_unanswered_request_and_restores_usage(workspace):
+    history = SessionHistory([], SessionLog(workspace))
+    history.append(user("first"))
+    history.append(say("answer"))
+    history.note_usage({"input_tokens": 100, "cache_read_input_tokens": 2000, "output_tokens": 50}, "answer")
+    history.append(user("second, never answered"))
+    history.log.close()
+    loaded = load_session(history.log.path)
+    assert loaded.anchor == (2, 2150) and len(loaded.usages) == 1
+    resumed = open_session(workspace, loaded)
+    assert resumed[-1]["content"][-1]["text"].startswith("[The session stopped before")
+    assert loaded.unanswered and any("/retry" in n for n in loaded.notices)
+    resumed.log.close()
 
 
 # ---- kill -9 and --continue, in a pseudo-terminal ----------------------------------------------
@@ -129,7 +184,8 @@ def test_kill_mid_stream_then_continue(tmp_path, workspace, standin):
     child.kill(signal.SIGKILL)
     child.close()
     sent = resume_and_check(tmp_path, workspace, standin, expected_before=[user("tell me everything")])
-    assert user_texts(sent) == ["tell me everything", "where were we?"]     # the answer in flight is lost
+    assert user_texts(sent) == ["tell me everything", "[The session stopped before this request was answered]",
+                                "where were we?"]     # the answer in flight is lost, and the model is told
 
 
 def test_kill_mid_command_then_continue(tmp_path, workspace, standin):
