@@ -92,13 +92,26 @@ def _written_by_compaction(message: dict) -> bool:
 
 
 def close_dangling_tool_uses(messages: list[dict], note: str = INTERRUPTED_RESULT) -> int:
-    """Answer tool calls of the last assistant message that have no result yet. Returns how many."""
-    if not messages or messages[-1].get("role") != "assistant":
+    """Answer the tool calls of the last assistant message that have no result yet — whether no
+    results came at all, or only some of a parallel round did. Returns how many were answered."""
+    if not messages:
         return 0
-    open_calls = tool_uses(messages[-1])
-    if open_calls:
-        messages.append({"role": "user", "content": [tool_result(b["id"], note, True) for b in open_calls]})
-    return len(open_calls)
+    if messages[-1].get("role") == "assistant":
+        open_calls = tool_uses(messages[-1])
+        if open_calls:
+            messages.append({"role": "user", "content": [tool_result(b["id"], note, True) for b in open_calls]})
+        return len(open_calls)
+    if len(messages) < 2 or messages[-2].get("role") != "assistant":
+        return 0
+    content = blocks(messages[-1])
+    answered = {b.get("tool_use_id") for b in content if b.get("type") == "tool_result"}
+    missing = [b for b in tool_uses(messages[-2]) if b["id"] not in answered]
+    if not answered or not missing:
+        return 0
+    at = sum(1 for b in content if b.get("type") == "tool_result")     # after the results, before any text
+    messages[-1] = {"role": "user", "content": content[:at] + [tool_result(b["id"], note, True) for b in missing]
+                    + content[at:]}
+    return len(missing)
 
 
 def last_user_request(messages: list[dict]) -> str:

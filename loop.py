@@ -79,20 +79,30 @@ class TurnResult:
 
 
 def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent) -> None:
-    """Execute calls in order; append one user message with all results (even on Ctrl-C)."""
+    """Execute calls in order. Each result enters the history (and the session log) as soon as it
+    exists, in one user message that grows; on Ctrl-C the rest are answered as interrupted."""
     results: list[dict] = []
+
+    def add(result: dict) -> None:
+        results.append(result)
+        message = {"role": "user", "content": list(results)}
+        if len(results) == 1:
+            messages.append(message)
+        else:
+            messages[-1] = message
+
     limit = getattr(agent.settings, "max_tokens", "?")
     try:
         for call in calls:
             if call["id"] in incomplete:
-                results.append(tool_result(call["id"], f"This call was cut off by the output limit "
-                               f"(MAX_TOKENS={limit}) before its input was complete, so it was not run. "
-                               "Retry with smaller pieces (e.g. write a large file in parts).", True))
+                add(tool_result(call["id"], f"This call was cut off by the output limit (MAX_TOKENS={limit}) "
+                                "before its input was complete, so it was not run. Retry with smaller pieces "
+                                "(e.g. write a large file in parts).", True))
                 continue
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
             started = time.monotonic()
             result = run_tool(call["name"], call.get("input"), agent.tool_ctx)
-            results.append(tool_result(call["id"], result.content, result.is_error))
+            add(tool_result(call["id"], result.content, result.is_error))
             agent.emit(ToolFinished(call["id"], call["name"], result.content, result.is_error,
                                     time.monotonic() - started))
     except KeyboardInterrupt as exc:
@@ -102,10 +112,8 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
                 note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")
             else:
                 note = NOT_STARTED_RESULT
-            results.append(tool_result(call["id"], note, True))
-        messages.append({"role": "user", "content": results})
+            add(tool_result(call["id"], note, True))
         raise
-    messages.append({"role": "user", "content": results})
 
 
 def _call_model(messages: list[dict], agent: Agent) -> ModelReply:

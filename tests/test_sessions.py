@@ -263,3 +263,18 @@ def test_resume_picker_and_unknown_id(tmp_path, workspace, standin):
     wrong.expect(pexpect.EOF)
     wrong.close()
     assert wrong.exitstatus == 1 and "no single session matches 'nope'" in wrong.before
+
+
+def test_kill_during_a_parallel_round_keeps_the_results_that_finished(tmp_path, workspace, standin):
+    standin.queue({"tool_calls": [{"name": "write_file", "input": {"path": "first.txt", "content": "done"}},
+                                  {"name": "bash", "input": {"command": "sleep 20"}}]})
+    child = start(tmp_path, workspace, standin)
+    child.sendline("write then wait")
+    child.expect_exact("running bash")
+    time.sleep(0.3)
+    child.kill(signal.SIGKILL)
+    child.close()
+    sent = resume_and_check(tmp_path, workspace, standin)
+    first, second = [b for b in sent[2]["content"] if b["type"] == "tool_result"]
+    assert first["content"].startswith("Created first.txt") and not first.get("is_error")
+    assert second["is_error"] and "session stopped before this tool call finished" in second["content"]
