@@ -218,10 +218,18 @@ class LLM:
                max_tokens: int | None = None, emit: Emit = ignore, purpose: str = "answer",
                extra: dict | None = None) -> ModelReply:
         """One model call, streamed; retried (visibly) only while nothing has been shown. A summary
-        call reads the conversation's cache but writes none (nothing would read it again)."""
+        call's breakpoints end at the history's last message: its prefix is read from the cache, and
+        the instruction after it is not written to it (nothing would read it again)."""
         anchor = self.anchor
-        if self.settings.caching:
-            system, messages, anchor = cache_breakpoints(system, messages, self.anchor, tail=purpose != "summary")
+        if self.settings.caching and purpose == "summary":
+            # read the conversation's cache where the last call left it; write nothing new. Only when that
+            # point is not in the request (a shortened one) mark its end, so the look-back can find it.
+            history = messages[:-1]
+            present = any(m is self.anchor for m in history)
+            system, marked, _ = cache_breakpoints(system, history, self.anchor, tail=not present)
+            messages = marked + messages[-1:]
+        elif self.settings.caching:
+            system, messages, anchor = cache_breakpoints(system, messages, self.anchor)
         params = {"model": self.settings.model_id, "max_tokens": max_tokens or self.settings.max_tokens,
                   "system": system, "messages": messages, **(extra or {})}
         if tools:

@@ -89,10 +89,10 @@ class Compactor:
                                  f"{limit:,} tokens — run /compact to try again]", "warning"))
             return out
         self.emit(Compaction("auto_compact", f"[auto_compact triggered] {size:,} > {limit:,} tokens"))
-        return self._summarize(out, "", "auto_compact", measured=size)
+        return self._summarize(out, "", "auto_compact", measured=size, sent=messages)
 
     def _summarize(self, messages: list[dict], focus: str, kind: str, window: int | None = None,
-                   measured: int | None = None, scale: float = 1.0) -> list[dict]:
+                   measured: int | None = None, scale: float = 1.0, sent: list[dict] | None = None) -> list[dict]:
         """Summarize for `kind` (auto_compact, manual compact, reactive_compact); on failure keep the
         history and — except for a manual compact — fall back to the non-model reduction."""
         s = self.settings
@@ -104,7 +104,7 @@ class Compactor:
             if kind == "reactive_compact":
                 new = reactive_compact(messages, self.summarize, window=window, scale=scale, **kwargs)
             else:
-                new = compact_history(messages, self.summarize, **kwargs)
+                new = compact_history(messages, self.summarize, sent=sent, **kwargs)
         except SummaryFailed as exc:
             if exc.trivial:
                 self.emit(Notice(f"[{kind}: {exc}]", "info"))

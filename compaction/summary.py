@@ -151,12 +151,14 @@ def _ask(summarize: Summarize, make_request) -> tuple[str, str | None]:
 def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = "",
                     workspace: Path | None = None, system=None, tools=None,
                     max_input_tokens: int | None = None, keep_tail_tokens: int = 0,
-                    label: str = "compacted", measured: int | None = None, emit: Emit = ignore) -> list[dict]:
+                    label: str = "compacted", measured: int | None = None, sent: list[dict] | None = None,
+                    emit: Emit = ignore) -> list[dict]:
     """Summarize the history and return the short one; raise SummaryFailed leaving the input as it was.
 
-    The summary request is the history as sent plus the instruction (its prefix is already in the
-    prompt cache); with `keep_tail_tokens` (reactive) only the part that goes away is sent.
-    `measured` is the prompt size the caller measured (usage-anchored), shown in the event."""
+    The summary request is the history as it was last sent (`sent`: before this call's cheaper layers
+    rewrote it — its prefix is what the prompt cache holds) up to the round the model has not seen,
+    which is kept verbatim anyway; then the instruction. With `keep_tail_tokens` (reactive) only the
+    part that goes away is sent. `measured` is the prompt size the caller measured, shown in the event."""
     keep_from = _keep_from(messages, keep_tail_tokens) if messages else 0
     if estimate_tokens(messages[:keep_from]) < MIN_SUMMARIZABLE_TOKENS:
         raise SummaryFailed("there is too little to summarize yet", trivial=True)
@@ -168,7 +170,8 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
         raise SummaryFailed(f"cannot save the transcript: {exc.strerror or exc}") from None
     emit(Compaction("transcript", f"[transcript saved: {transcript}]", {"path": transcript}))
 
-    source = messages[:keep_from] if keep_tail_tokens else messages
+    as_sent = sent if sent is not None else messages
+    source = messages[:keep_from] if keep_tail_tokens else as_sent[:unseen_start(as_sent)] or as_sent
     budget = max_input_tokens or input_budget(D.context_window)
     instruction = summary_instruction(focus)
     text, stop_reason = _ask(summarize, lambda share: summary_request(

@@ -124,3 +124,24 @@ def test_price_table_and_override():
            "output_tokens": 100_000})
     assert t.billed_input == 2_350_000 and abs(t.dollars((3.0, 15.0)) - (2.35 * 3 + 1.5)) < 1e-9
     assert t.dollars(None) is None and abs(t.hit_rate - 1 / 3) < 1e-9
+
+
+def test_the_summary_request_is_the_history_as_sent_even_when_micro_cleared_first(workspace):
+    """micro_compact clears in the same prepare() that then summarizes: the summary request must be the
+    history as it was sent (what the prompt cache holds), not the rewritten one (which it never saw)."""
+    from compaction import Compactor
+    from config import Settings
+    from helpers import round_trip, user
+    messages = [user("go")]
+    for i in range(6):
+        messages += round_trip("bash", f"old output {i} " * 300, command=f"c{i}")
+    requests = []
+    compactor = Compactor(Settings(context_limit=1_000, micro_clear_at_least=0), workspace,
+                          lambda request: (requests.append(request), ("SUMMARY", "end_turn"))[1])
+    events = []
+    compactor.emit = events.append
+    out = compactor.prepare(messages)
+    assert [e.layer for e in events][:2] == ["micro_compact", "auto_compact"]
+    assert requests[0][:-1] == messages[:-2]               # as sent: nothing cleared, up to the unseen round
+    assert "[Previous: used bash]" not in json.dumps(requests[0])
+    assert out[0]["content"][0]["text"].startswith("[compacted]")

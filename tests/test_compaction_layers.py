@@ -227,7 +227,8 @@ def test_compact_history_replaces_the_history_and_keeps_requests_verbatim(worksp
     assert events[-1].message.startswith("[compacted] ") and "→" in events[-1].message
     instruction = log[0][-1]["content"]
     assert "Pay special attention to: the parser" in instruction and "verbatim" in instruction
-    assert log[0][:-1] == messages                             # the history as sent, then the instruction
+    assert log[0][:-1] == messages[:-2]       # the history as sent up to the unseen round (kept anyway), then
+    assert log[0][-1]["content"].startswith("<summary-request>")            # the instruction
 
 
 @pytest.mark.parametrize("summarize, reason", [

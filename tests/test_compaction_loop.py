@@ -34,8 +34,8 @@ def test_compact_tool_runs_after_the_whole_batch_and_the_turn_continues(app_for,
     summary_call = standin.requests[2]
     assert is_summary_request(summary_call) and "tool_choice" not in summary_call   # it would break the cache
     assert "Pay special attention to: the notes file" in json.dumps(summary_call["messages"][-1])
-    assert "Created notes.md" in json.dumps(summary_call["messages"])     # the batch's results came first
     after = standin.requests[3]["messages"]
+    assert "Created notes.md" in json.dumps(after)          # the batch's results were in before compacting
     assert after[0]["content"][0]["text"].startswith(COMPACTED_PREFIX)
     assert "write notes.md and compact" in user_texts(after)
     assert "A long explanation" not in json.dumps(after)
