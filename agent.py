@@ -119,7 +119,8 @@ class App:
         result = run_turn(self.messages, text, self.agent)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.settings.context_limit,
-                                 self.ledger.turn.hit_rate, self.ledger.session.dollars(self.price)))
+                                 self.ledger.turn.hit_rate, self.ledger.session.dollars(self.price),
+                                 self.settings.caching))
         return result
 
     @property

@@ -50,10 +50,10 @@ class Settings:
                                "int", 1000)
     preview_chars: int = _field(2_000, "chars of head+tail preview kept for a persisted output", "int", 100)
     snip_max_messages: int = _field(50, "messages that trigger snip_compact", "int", 6)
-    snip_target_messages: int = _field(30, "messages snip_compact cuts down to", "int", 5)
+    snip_target_messages: int = _field(20, "messages snip_compact cuts down to", "int", 5)
     preserve_result_tools: str = _field("read_file", "comma-separated tools whose results micro_compact keeps")
     summary_max_tokens: int = _field(2_000, "max output tokens of the summary call", "int", 200)
-    micro_clear_at_least: int = _field(10_000, "tokens of old results micro_compact waits for, then clears "
+    micro_clear_at_least: int = _field(20_000, "tokens of old results micro_compact waits for, then clears "
                                                "at once (0 = every turn)", "int", 0)
     # --- cost ---
     prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool")
@@ -149,8 +149,13 @@ def load_settings(workspace: Path, env_file: Path | None = None,
         except ValueError as exc:
             reason = str(exc) if str(exc).startswith("must") else \
                 f"must be a {'whole ' if f.metadata['kind'] == 'int' else ''}number"
-            warnings.append(f"{name}={raw!r} (from {source}) {reason}; using the default {f.default!r}")
-    return SettingsResult(Settings(**values), warnings)
+            default = repr(f.default) if f.default != "" else "(none)"
+            warnings.append(f"{name}={raw!r} (from {source}) {reason}; using the default {default}")
+    settings = Settings(**values)
+    if settings.context_limit >= settings.context_window:
+        warnings.append(f"CONTEXT_LIMIT ({settings.context_limit:,}) is not below CONTEXT_WINDOW "
+                        f"({settings.context_window:,}): compaction would only start after the model refuses")
+    return SettingsResult(settings, warnings)
 
 
 def missing_key_message(workspace: Path) -> str:

@@ -10,6 +10,7 @@ Prices are USD per million tokens, from a small table of Claude models
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from events import ResponseDone
@@ -33,8 +34,8 @@ def price_of(model: str, override: str = "") -> tuple[float, float] | None:
     if override:
         a, b = (float(x) for x in override.replace(" ", "").split(","))
         return a, b
-    matches = [name for name in PRICES if model == name or model.startswith(name + "-")]
-    return PRICES[max(matches, key=len)] if matches else None
+    base = re.sub(r"-\d{8}$", "", model)            # a dated id (claude-opus-4-5-20251101) is its model
+    return PRICES.get(base)
 
 
 @dataclass

@@ -78,6 +78,7 @@ class TurnStatus:
     limit: int
     hit_rate: float | None
     cost: float | None
+    caching: bool = True
 
 
 @dataclass

@@ -125,7 +125,9 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float) -> L
         if status == 400 or status == 413:
             if "prompt is too long" in message.lower() or "too long" in message.lower() and status == 413:
                 return LLMError(f"Prompt too long: {message}", "prompt_too_long", status)
-            return LLMError(f"The API rejected the request ({status}): {message}", "bad_request", status)
+            hint = " (if this endpoint does not support prompt caching, set PROMPT_CACHE=off)" \
+                if "cache_control" in message else ""
+            return LLMError(f"The API rejected the request ({status}): {message}{hint}", "bad_request", status)
         if status == 429:
             return LLMError(f"Rate limited (429): {message}", "rate_limit", status, True, _retry_after(exc))
         if status == 529 or kind == "overloaded_error":
@@ -248,7 +250,12 @@ class LLM:
                 if not acc.done:
                     raise LLMError(f"The stream from {self.settings.base_url} ended before the answer was "
                                    "complete.", "dropped", retryable=True)
-            except Exception as exc:  # noqa: BLE001 — classified below
+            except BaseException as exc:
+                if acc.usage.get("input_tokens") is not None:
+                    # the API billed the prompt even though the answer never completed
+                    emit(ResponseDone(None, {**acc.usage, "output_tokens": acc.usage.get("output_tokens", 0)}, purpose))
+                if not isinstance(exc, Exception):
+                    raise                     # Ctrl-C: the loop repairs the history
                 err = self._fail(exc)
                 if acc.shown or not err.retryable or attempt == attempts:
                     if err.retryable and attempt > 1:

@@ -78,30 +78,41 @@ BAR_WIDTH = 60
 
 
 def status_line(event: TurnStatus) -> str:
-    hit = "—" if event.hit_rate is None else f"{event.hit_rate:.0%}"
-    cost = "unknown" if event.cost is None else f"${event.cost:.4f}"
-    return f"context {event.context:,}/{event.limit:,} · cache hit {hit} · session {cost}"
+    if not event.caching:
+        hit = "cache off"
+    else:
+        hit = "turn cache hit " + ("—" if event.hit_rate is None else f"{event.hit_rate:.0%}")
+    cost = "unknown (MODEL_PRICE)" if event.cost is None else f"${event.cost:.4f}"
+    return f"context {event.context:,}/{event.limit:,} · {hit} · session {cost}"
 
 
-def context_report(event: ContextReport) -> Text:
-    """A bar of the prompt by part against the window, with | at CONTEXT_LIMIT, and a legend."""
-    estimated = sum(event.parts.values()) or 1
-    scale = event.total / estimated                # parts are estimates; the total is measured
+def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
+    """A bar of the prompt by part against the window, with | at CONTEXT_LIMIT, and a legend. System
+    and tools are estimates; the conversation's parts are scaled so the whole is the measured total."""
+    width = max(10, min(BAR_WIDTH, width))
+    parts = dict(event.parts)
+    fixed = parts["system"] + parts["tools"]
+    talk = parts["messages"] + parts["tool results"]
+    scale = max(0, event.total - fixed) / talk if talk else 0
+    parts["messages"], parts["tool results"] = round(parts["messages"] * scale), round(parts["tool results"] * scale)
     out = Text(f"context {event.total:,} tokens · compaction at {event.limit:,} (CONTEXT_LIMIT) · "
                f"window {event.window:,}\n")
     bar, used = Text("["), 0
-    for name, tokens in event.parts.items():
-        cells = round(tokens * scale / event.window * BAR_WIDTH)
+    for name, tokens in parts.items():
+        cells = max(1 if tokens else 0, round(tokens / event.window * width))
+        cells = min(cells, width - used)
         bar.append("█" * cells, style=PART_STYLES[name])
         used += cells
-    limit_at = round(event.limit / event.window * BAR_WIDTH)
-    for cell in range(used, BAR_WIDTH):
+    limit_at = min(width - 1, round(event.limit / event.window * width))
+    for cell in range(used, width):
         bar.append("|" if cell == limit_at else "·", style="red" if cell == limit_at else "dim")
     out.append(bar.append("]\n"))
-    for name, tokens in event.parts.items():
-        out.append("■ ", style=PART_STYLES[name]).append(f"{name} {round(tokens * scale):,}  ")
-    free = max(0, event.limit - event.total)
-    out.append(f"· {free:,} free before compaction", style="dim")
+    for name, tokens in parts.items():
+        out.append("■ ", style=PART_STYLES[name]).append(f"{name} {tokens:,}  ")
+    if event.total > event.limit:
+        out.append(f"· over CONTEXT_LIMIT: compaction runs before the next call", style="yellow")
+    else:
+        out.append(f"· {event.limit - event.total:,} free before compaction", style="dim")
     return out
 
 
@@ -190,7 +201,7 @@ class Renderer:
         elif isinstance(event, TurnStatus):
             self._line(status_line(event), "dim")
         elif isinstance(event, ContextReport):
-            self._line(context_report(event))
+            self._line(context_report(event, self.console.width - 2))
         elif isinstance(event, CostReport):
             self._line(cost_report(event))
 

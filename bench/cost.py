@@ -13,6 +13,12 @@ agent, in-process, once per configuration:
     default         s08 as shipped
     none            no compaction at all, until the stand-in refuses the prompt
 
+and two variants of `default` that show how sensitive the figures are to the
+cache itself: pauses of 6 minutes between turns (the cache's 5-minute TTL
+runs out while the person thinks), and a 4,096-token minimum cacheable prompt
+(the stand-in's default is 1,024). The clock is simulated: 2 s per model
+call, 30 s between turns unless a pause is given.
+
 For each it prints the total billed input in input-token equivalents
 (uncached + 1.25 × cache writes + 0.1 × cache reads), the cache hit ratio, the
 peak prompt, the model and summary calls, and the ideal for the same requests:
@@ -39,16 +45,18 @@ from compaction import Compactor  # noqa: E402
 from config import Settings  # noqa: E402
 from helpers import Model, is_summary_request  # noqa: E402
 from standin import StandIn  # noqa: E402
-from standin.cache import shared_prefix  # noqa: E402
+from standin.cache import PromptCache, shared_prefix  # noqa: E402
 
 TURNS, FILES, SEED = 25, 60, 8
 NEVER = 10 ** 9
-CONFIGS = {
-    "tutorial": dict(prompt_cache="off", micro_clear_at_least=0, snip_target_messages=50),
-    "tutorial+cache": dict(prompt_cache="on", micro_clear_at_least=0, snip_target_messages=50),
-    "default": {},
-    "none": dict(context_limit=NEVER, snip_max_messages=NEVER, persist_threshold=NEVER, round_budget=NEVER,
-                 micro_clear_at_least=NEVER),
+CONFIGS = {                     # name: (settings, seconds between turns, minimum cacheable tokens)
+    "tutorial": (dict(prompt_cache="off", micro_clear_at_least=0, snip_target_messages=50), 30, 1024),
+    "tutorial+cache": (dict(prompt_cache="on", micro_clear_at_least=0, snip_target_messages=50), 30, 1024),
+    "default": ({}, 30, 1024),
+    "none": (dict(context_limit=NEVER, snip_max_messages=NEVER, persist_threshold=NEVER, round_budget=NEVER,
+                  micro_clear_at_least=NEVER), 30, 1024),
+    "default, 6-min pauses": ({}, 360, 1024),
+    "default, 4,096 minimum": ({}, 30, 4096),
 }
 SUMMARY = ("## User goals\n- keep working through the modules, reading and editing them as asked\n"
            "## Files touched\n" + "".join(f"- mod_{i:02d}.py: read, small edits\n" for i in range(0, 60, 3))
@@ -72,7 +80,7 @@ def scenario() -> list[dict]:
     rng, replies, edited = random.Random(SEED), [], set()
     for turn in range(TURNS):
         for _ in range(rng.randint(4, 8)):
-            kind = rng.choices(["read", "grep", "log", "edit", "write", "ls"], [5, 2, 1, 2, 1, 1])[0]
+            kind = rng.choices(["read", "grep", "log", "test", "edit", "write", "ls"], [4, 2, 1, 3, 2, 1, 1])[0]
             i = rng.randrange(FILES)
             if kind == "edit" and i in edited:
                 kind = "read"
@@ -82,6 +90,9 @@ def scenario() -> list[dict]:
                 call = {"name": "bash", "input": {"command": f"grep -n 'def handler_{i}_1' mod_*.py | head -n 60"}}
             elif kind == "log":
                 call = {"name": "bash", "input": {"command": f"sed -n '{rng.randint(1, 500)},+2500p' server.log"}}
+            elif kind == "test":
+                call = {"name": "bash", "input": {"command": f"sed -n '{rng.randint(1, 3000)},+{rng.randint(60, 160)}p' "
+                                                            "server.log | sort -k5 -n"}}
             elif kind == "edit":
                 edited.add(i)
                 call = {"name": "edit_file", "input": {"path": f"mod_{i:02d}.py", "old_text": f"# marker {i}\n",
@@ -96,17 +107,26 @@ def scenario() -> list[dict]:
     return replies
 
 
-def run(name: str, settings: dict, template: Path) -> dict:
+def run(name: str, settings: dict, template: Path, pause: float = 30, min_cacheable: int = 1024) -> dict:
     """Replay the session under one configuration; figures from what the stand-in saw."""
-    with tempfile.TemporaryDirectory(prefix=f"s08-cost-{name}-") as tmp:
+    now = [0.0]
+    model = Model(*scenario(), summaries=[{"text": SUMMARY}])
+
+    def brain(body):
+        now[0] += 2                  # simulated seconds per model call
+        return model(body)
+    with tempfile.TemporaryDirectory(prefix="s08-cost-") as tmp:
         workspace = Path(tmp) / "ws"
         shutil.copytree(template, workspace)
-        with StandIn(api_key="bench") as server:
-            server.brain = Model(*scenario(), summaries=[{"text": SUMMARY}])
+        cache = PromptCache(min_cacheable=min_cacheable, clock=lambda: now[0])
+        with StandIn(api_key="bench", cache=cache) as server:
+            server.brain = brain
             env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": tmp,
                    **{k.upper(): str(v) for k, v in settings.items()}}
-            app = App(workspace, environ=env)
+            app, events = App(workspace, environ=env), []
+            app.set_emit(events.append)
             for turn in range(TURNS):
+                now[0] += pause
                 app.turn(f"Turn {turn}: keep going through the modules as planned.")
                 if any(a.startswith("400") for a in server.answers):
                     break        # the prompt no longer fits: "none" ends here
@@ -119,11 +139,14 @@ def run(name: str, settings: dict, template: Path) -> dict:
                 ideal += 0.1 * shared + 1.25 * (total - shared)
             prompt = [u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
                       for u in answered]
-            billed = sum(u["input_tokens"] + 1.25 * u["cache_creation_input_tokens"] + 0.1 * u["cache_read_input_tokens"]
-                         for u in answered)
-            return {"billed": billed, "ideal": ideal, "hit": sum(u["cache_read_input_tokens"] for u in answered) / sum(prompt),
-                    "peak": max(prompt), "calls": len(answered),
+            billed = sum(u["input_tokens"] + 1.25 * u["cache_creation_input_tokens"]
+                         + 0.1 * u["cache_read_input_tokens"] for u in answered)
+            layers = [getattr(e, "layer", "") for e in events]
+            return {"billed": billed, "ideal": ideal, "peak": max(prompt), "calls": len(answered),
+                    "hit": sum(u["cache_read_input_tokens"] for u in answered) / sum(prompt),
+                    "output": sum(u["output_tokens"] for u in answered),
                     "summaries": sum(is_summary_request(server.requests[u["request"]]) for u in answered),
+                    "micro": layers.count("micro_compact"), "snips": layers.count("snip_compact"),
                     "turns": turn + 1, "refused": refused is not None,
                     "over": sum(a.startswith("400 prompt is too long") for a in server.answers)}
 
@@ -165,22 +188,24 @@ def main() -> int:
     if args.sweep:
         for clear in (0, 5_000, 10_000, 20_000, 40_000):
             for target in (20, 30, 40):
-                configs[f"clear={clear},target={target}"] = dict(micro_clear_at_least=clear, snip_target_messages=target)
+                configs[f"clear={clear},target={target}"] = (
+                    dict(micro_clear_at_least=clear, snip_target_messages=target), 30, 1024)
     with tempfile.TemporaryDirectory(prefix="s08-cost-template-") as tmp:
         template = Path(tmp)
         make_workspace(template)
         print(f"{len(scenario())} scripted replies over {TURNS} turns; window {Settings().context_window:,}, "
               f"CONTEXT_LIMIT {Settings().context_limit:,}\n")
-        print(f"{'configuration':<26}{'billed input':>14}{'vs tutorial':>12}{'ideal':>12}{'vs ideal':>10}"
-              f"{'hit':>7}{'peak prompt':>13}{'calls':>7}{'summaries':>11}{'refused':>9}")
+        print(f"{'configuration':<24}{'billed input':>13}{'vs tutorial':>12}{'ideal':>11}{'vs ideal':>9}"
+              f"{'hit':>6}{'peak prompt':>12}{'output':>9}{'calls':>6}{'summaries':>10}{'micro':>6}"
+              f"{'snips':>6}{'refused':>8}")
         results = {}
-        for name, settings in configs.items():
-            r = results[name] = run(name, settings, template)
+        for name, (settings, pause, minimum) in configs.items():
+            r = results[name] = run(name, settings, template, pause, minimum)
             base = results["tutorial"]["billed"]
             note = f"  (stopped: refused after {r['turns']} turns)" if r["refused"] else ""
-            print(f"{name:<26}{r['billed']:>14,.0f}{r['billed'] / base:>11.2f}×{r['ideal']:>12,.0f}"
-                  f"{r['billed'] / r['ideal']:>9.2f}×{r['hit']:>7.0%}{r['peak']:>13,}{r['calls']:>7}"
-                  f"{r['summaries']:>11}{r['over']:>9}{note}", flush=True)
+            print(f"{name:<24}{r['billed']:>13,.0f}{r['billed'] / base:>11.2f}×{r['ideal']:>11,.0f}"
+                  f"{r['billed'] / r['ideal']:>8.2f}×{r['hit']:>6.0%}{r['peak']:>12,}{r['output']:>9,}"
+                  f"{r['calls']:>6}{r['summaries']:>10}{r['micro']:>6}{r['snips']:>6}{r['over']:>8}{note}", flush=True)
     d, t = results["default"], results["tutorial"]
     print(f"\ntargets: default ≤ 0.25× tutorial: {d['billed'] / t['billed']:.2f}× "
           f"{'ok' if d['billed'] <= 0.25 * t['billed'] else 'MISSED'}; default ≤ 1.3× its ideal: "

@@ -4,9 +4,9 @@
      head    snipped    tail
 
 The seed's arithmetic (keep 3 at the head, the rest from the tail), with two
-changes. It cuts down to SNIP_TARGET_MESSAGES, well below the trigger, so it
-fires once every ~20 messages instead of every turn (each snip rewrites the
-prompt and breaks its cache). And nothing is lost: the snipped messages are
+changes. It cuts down to SNIP_TARGET_MESSAGES (20), well below the trigger
+(50), so it fires once every ~30 messages instead of every turn (each snip
+rewrites the prompt and breaks its cache; bench/cost.py chose the numbers). And nothing is lost: the snipped messages are
 appended to a transcript the marker names, and if the person's current
 request sat in the snipped middle, its text rides along in the marker.
 Boundaries move, as in the seed, so no tool_use/tool_result pair is split.

@@ -2,9 +2,11 @@
 
 Two parts:
 - `estimate_tokens` — a cheap heuristic that treats text by script: ASCII at
-  ~3.5 characters per token (code is denser than prose), each CJK character
-  about one token (chars/4 would undercount Chinese four times over), other
-  non-ASCII at ~0.75, plus a few tokens of framing per message and block.
+  ~3.5 characters per token (code is denser than prose) plus half a token per
+  line break (line-by-line output such as numbers or logs is denser still),
+  each CJK character about one token (chars/4 would undercount Chinese four
+  times over), other non-ASCII at ~0.75, plus a few tokens of framing per
+  message and block.
 - `ContextMeter` — anchors on the last response's `usage` (input + cache read
   + cache creation + output), which is exact for everything already sent, and
   estimates only what was appended since. When compaction rewrote the history,
@@ -20,6 +22,7 @@ import re
 from history import blocks
 
 ASCII_CHARS_PER_TOKEN = 3.5
+TOKENS_PER_NEWLINE = 0.5
 CJK_TOKENS_PER_CHAR = 1.05
 OTHER_TOKENS_PER_CHAR = 0.75
 MESSAGE_OVERHEAD = 4
@@ -32,12 +35,14 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 def estimate_text(text: str) -> int:
     if not text:
         return 0
+    lines = text.count("\n") * TOKENS_PER_NEWLINE
     if text.isascii():
-        return math.ceil(len(text) / ASCII_CHARS_PER_TOKEN)
+        return math.ceil(len(text) / ASCII_CHARS_PER_TOKEN + lines)
     ascii_count = sum(1 for ch in text if ch < "\x80")
     cjk = len(_CJK.findall(text))
     other = len(text) - ascii_count - cjk
-    return math.ceil(ascii_count / ASCII_CHARS_PER_TOKEN + cjk * CJK_TOKENS_PER_CHAR + other * OTHER_TOKENS_PER_CHAR)
+    return math.ceil(ascii_count / ASCII_CHARS_PER_TOKEN + cjk * CJK_TOKENS_PER_CHAR + other * OTHER_TOKENS_PER_CHAR
+                     + lines)
 
 
 def _block_tokens(block: dict) -> int:

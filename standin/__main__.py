@@ -12,6 +12,7 @@ import sys
 import time
 
 from .brain import Brain
+from .cache import PromptCache
 from .server import DEFAULT_WINDOW, StandIn
 
 
@@ -23,6 +24,7 @@ def main(argv=None) -> int:
     parser.add_argument("--key", help="accept only this API key (default: any non-empty key)")
     parser.add_argument("--delay", type=float, default=0.01, help="seconds between streamed chunks")
     parser.add_argument("--lenient", action="store_true", help="skip request validation")
+    parser.add_argument("--min-cacheable", type=int, default=1024, help="smallest prompt prefix that is cached")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
     script = []
@@ -31,7 +33,8 @@ def main(argv=None) -> int:
             script = json.load(f)
     try:
         server = StandIn(script=script, brain=Brain(), strict=not args.lenient, context_window=args.window,
-                         api_key=args.key, port=args.port, delay=args.delay, verbose=args.verbose).start()
+                         api_key=args.key, port=args.port, delay=args.delay, verbose=args.verbose,
+                         cache=PromptCache(min_cacheable=args.min_cacheable)).start()
     except OSError as exc:
         print(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1

@@ -12,20 +12,24 @@ each with a running hash of everything up to it. A block marked with
   breakpoint is `cache_creation_input_tokens` (billed at 1.25×);
 - the rest is `input_tokens`.
 
-No TTL: entries live as long as the stand-in does. `shared_prefix()` is the
-same walk with every block a breakpoint and no look-back limit — the ideal a
-perfect cache would reach, used by the cost benchmark.
+An entry lives TTL seconds (5 minutes, as the API's default) after it was
+last written or read; the clock is real time unless a test or benchmark gives
+its own. `shared_prefix()` is the same walk with every block a breakpoint, no
+look-back limit and no expiry — the ideal a perfect cache would reach, used by
+the cost benchmark.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+import time
 
 from .tokens import REQUEST_OVERHEAD, request_blocks
 
 LOOKBACK = 20
 MIN_CACHEABLE = 1024
+TTL = 300.0
 
 
 def _chain(body: dict) -> tuple[list[str], list[int], list[int]]:
@@ -43,9 +47,9 @@ def _chain(body: dict) -> tuple[list[str], list[int], list[int]]:
 
 
 class PromptCache:
-    def __init__(self):
-        self.entries: set[str] = set()
-        self.seen: set[str] = set()          # every prefix ever sent (for the ideal)
+    def __init__(self, min_cacheable: int = MIN_CACHEABLE, ttl: float = TTL, clock=time.monotonic):
+        self.entries: dict[str, float] = {}     # prefix hash → when it expires
+        self.min_cacheable, self.ttl, self.clock = min_cacheable, ttl, clock
         self.lock = threading.Lock()
 
     def usage(self, body: dict) -> dict:
@@ -53,17 +57,22 @@ class PromptCache:
         hashes, totals, marks = _chain(body)
         full = (totals[-1] if totals else 0) + REQUEST_OVERHEAD
         with self.lock:
-            read = 0
+            now = self.clock()
+            read, hit = 0, None
             for mark in marks:
                 for j in range(mark, max(-1, mark - LOOKBACK - 1), -1):
-                    if hashes[j] in self.entries:
-                        read = max(read, totals[j])
+                    if self.entries.get(hashes[j], -1) >= now:
+                        if totals[j] > read:
+                            read, hit = totals[j], hashes[j]
                         break
+            if hit:
+                self.entries[hit] = now + self.ttl          # a read refreshes the entry
             written = 0
-            if marks and totals[marks[-1]] >= MIN_CACHEABLE:
+            if marks and totals[marks[-1]] >= self.min_cacheable:
                 written = max(0, totals[marks[-1]] - read)
-                self.entries.update(hashes[m] for m in marks if totals[m] >= MIN_CACHEABLE)
-            self.seen.update(hashes)
+                for m in marks:
+                    if totals[m] >= self.min_cacheable:
+                        self.entries[hashes[m]] = now + self.ttl
         return {"input_tokens": full - read - written, "cache_read_input_tokens": read,
                 "cache_creation_input_tokens": written}
 

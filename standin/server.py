@@ -55,7 +55,7 @@ class StandIn:
 
     def __init__(self, script=None, brain=None, strict: bool = True, context_window: int = DEFAULT_WINDOW,
                  api_key: str | None = None, port: int = 0, chunk: int = 12, delay: float = 0.0,
-                 verbose: bool = False):
+                 verbose: bool = False, cache: PromptCache | None = None):
         self.replies = deque(script or [])
         self.brain = brain
         self.strict, self.context_window, self.api_key = strict, context_window, api_key
@@ -64,7 +64,7 @@ class StandIn:
         self.rejections: list[str] = []      # 400 messages sent back for invalid requests
         self.answers: list[str] = []         # one line per /v1/messages request: "200 end_turn", "400 prompt is…"
         self.usages: list[dict] = []         # usage of every answered request, in order, with its body
-        self.cache = PromptCache()
+        self.cache = cache or PromptCache()
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self.httpd.daemon_threads = True

@@ -145,3 +145,29 @@ def test_the_summary_request_is_the_history_as_sent_even_when_micro_cleared_firs
     assert requests[0][:-1] == messages[:-2]               # as sent: nothing cleared, up to the unseen round
     assert "[Previous: used bash]" not in json.dumps(requests[0])
     assert out[0]["content"][0]["text"].startswith("[compacted]")
+
+
+def test_prices_match_exact_or_dated_ids_only():
+    from costs import price_of
+    assert price_of("claude-opus-4-5-20251101") == (5.0, 25.0)
+    assert price_of("claude-opus-4-6") is None and price_of("claude-sonnet-4-7") is None
+
+
+def test_an_interrupted_answer_is_still_counted(app_for, standin):
+    standin.queue({"drop": "mid", "text": "partial " * 100}, {"text": "fine"})
+    app, events = app_for(api_max_retries=0)
+    app.turn("first")
+    app.turn("second")
+    assert app.ledger.session.calls == 2 and app.ledger.session.uncached > 0
+
+
+def test_simulated_cache_entries_expire_after_five_idle_minutes():
+    now = [0.0]
+    cache, big = PromptCache(clock=lambda: now[0]), "word " * 1500
+    cache.usage(body(big, marks=[0]))
+    now[0] += 299
+    assert cache.usage(body(big, "a", "b", marks=[0, 2]))["cache_read_input_tokens"] > 0    # read: refreshed
+    now[0] += 299
+    assert cache.usage(body(big, "a", "b", marks=[2]))["cache_read_input_tokens"] > 0
+    now[0] += 301
+    assert cache.usage(body(big, "a", "b", marks=[2]))["cache_read_input_tokens"] == 0      # expired

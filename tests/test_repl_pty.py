@@ -142,10 +142,10 @@ def test_status_line_context_and_cost(repl, standin):
     child = repl()
     child.sendline("first, with some background: " + "details " * 300)   # over the cacheable minimum
     child.expect_exact("FIRST")
-    child.expect(r"context [\d,]+/50,000 · cache hit \d+% · session \$\d+\.\d{4}")
+    child.expect(r"context [\d,]+/50,000 · turn cache hit \d+% · session \$\d+\.\d{4}")
     child.sendline("second")
     child.expect_exact("SECOND answer")
-    child.expect(r"context [\d,]+/50,000 · cache hit (\d+)%")
+    child.expect(r"context [\d,]+/50,000 · turn cache hit (\d+)%")
     assert int(child.match.group(1)) > 50                # the second call read the first from cache
     child.expect_exact(PROMPT)
     child.sendline("/context")
