@@ -10,7 +10,7 @@
 Cheap, deterministic layers first; the model is asked only when they were not
 enough. The Compactor holds what the layers need across calls: the settings,
 the meter anchored on the last usage, the session's snip transcript, and the
-count of summaries that failed in a row — after MAX_FAILURES the automatic
+count of turns whose summary failed, in a row — after MAX_FAILURES the automatic
 summary stops until the person runs /compact, so a broken summary call can
 never make every turn slow or loop. A failed summary keeps the history and
 falls back to snipping and clearing harder. `compact()` serves the compact
