@@ -95,15 +95,16 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
     talk = parts["messages"] + parts["tool results"]
     scale = max(0, event.total - fixed) / talk if talk else 0
     parts["messages"], parts["tool results"] = round(parts["messages"] * scale), round(parts["tool results"] * scale)
+    span = min(event.window, max(2 * event.limit, event.total))    # enough room to see the limit clearly
     out = Text(f"context {event.total:,} tokens · compaction at {event.limit:,} (CONTEXT_LIMIT) · "
-               f"window {event.window:,}\n")
-    bar, used = Text("["), 0
+               f"window {event.window:,} · the bar spans {span:,}\n")
+    bar, used, running = Text("["), 0, 0
     for name, tokens in parts.items():
-        cells = max(1 if tokens else 0, round(tokens / event.window * width))
-        cells = min(cells, width - used)
-        bar.append("█" * cells, style=PART_STYLES[name])
-        used += cells
-    limit_at = min(width - 1, round(event.limit / event.window * width))
+        running += tokens
+        end = min(width, round(running / span * width))     # cumulative, so the cells add up to the total
+        bar.append("█" * (end - used), style=PART_STYLES[name])
+        used = max(used, end)
+    limit_at = min(width - 1, round(event.limit / span * width))
     for cell in range(used, width):
         bar.append("|" if cell == limit_at else "·", style="red" if cell == limit_at else "dim")
     out.append(bar.append("]\n"))
