@@ -6,7 +6,7 @@
     python agent.py --continue       reopen the newest session of this workspace (--resume [id]: pick one)
 
 Builds the App (settings → model client → agent) and hands it to the UI.
-The loop itself lives in loop.py; all printing in ui.py.
+The loop itself lives in loop.py; all printing in ui/.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class App:
         self.env_file, self.environ = env_file, environ
         self.ui_emit = ignore
         self.ledger = Ledger()
+        self.messages = SessionHistory()          # replaced below; exists before anything can emit
         self.load()
         self.resumed = resume
         self.messages = self._resume(resume) if resume else self._new_history()
@@ -86,7 +87,7 @@ class App:
 
     def emit(self, event) -> None:
         self.ledger(event)
-        if isinstance(event, ResponseDone) and event.usage and hasattr(self, "messages"):
+        if isinstance(event, ResponseDone) and event.usage:
             self.messages.note_usage(event.usage, event.purpose)    # so /cost survives a resume
         self.ui_emit(event)
 

@@ -1,6 +1,6 @@
 """The small event objects the loop, the model boundary and the compaction layers emit.
 
-Nothing outside ui.py prints. Producers call `emit(event)`; the UI decides
+Nothing outside ui/ prints. Producers call `emit(event)`; the UI decides
 how each one looks (`[auto_compact triggered]`, a spinner, a dim status line).
 """
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import anthropic
 
 from events import Emit, RequestStarted, ResponseDone, Retrying, TextDelta, ignore
+from history import blocks as history_blocks
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
 MAX_RETRY_AFTER = 60.0
@@ -28,8 +29,7 @@ CACHEABLE = {"text", "tool_use", "tool_result", "image", "document"}
 
 def _mark_last_block(message: dict) -> dict:
     """A copy of `message` with cache_control on its last block that can carry one."""
-    content = message["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    blocks = history_blocks(message)
     for i in range(len(blocks) - 1, -1, -1):
         b = blocks[i]
         if b.get("type") in CACHEABLE and (b.get("type") != "text" or b.get("text", "").strip()):

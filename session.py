@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from compaction.tokens import usage_tokens
 from history import SESSION_STOPPED_MARK, add_user_text, blocks, close_dangling_tool_uses
 from storage import ensure_folder
 
@@ -255,9 +256,7 @@ def replay(lines: list[str]) -> LoadedSession:
         if kind == "usage":
             u = record["u"]
             loaded.usages.append((u, record.get("p", "answer")))
-            tokens = sum(u.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
-                                                  "cache_creation_input_tokens", "output_tokens"))
-            loaded.anchor = (record["n"], tokens) if 0 < record["n"] <= len(messages) else None
+            loaded.anchor = (record["n"], usage_tokens(u)) if 0 < record["n"] <= len(messages) else None
     if lost_at is not None:
         loaded.notices.append(f"the session log is damaged at line {lost_at}; resumed the state before it "
                               f"({skipped} later record(s) could not be used)")

@@ -94,6 +94,12 @@ def breakdown(messages: list[dict], system=None, tools=None) -> dict[str, int]:
             "messages": everything - results, "tool results": results}
 
 
+def usage_tokens(usage: dict) -> int:
+    """Everything a response's usage covers: the prompt (uncached + cache read + cache write) and output."""
+    return sum(usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
+                                           "cache_creation_input_tokens", "output_tokens"))
+
+
 class ContextMeter:
     """Remembers what the last response's usage measured, to size the next prompt."""
 
@@ -103,8 +109,7 @@ class ContextMeter:
 
     def observe(self, messages: list[dict], usage: dict) -> None:
         """Call after a reply was appended: `messages` now ends with what the usage covers."""
-        total = sum(usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
-                                                  "cache_creation_input_tokens", "output_tokens"))
+        total = usage_tokens(usage)
         if total > 0:
             self.sent, self.tokens = list(messages), total
 

@@ -156,6 +156,14 @@ def start(tmp_path, workspace, standin, *args):
     return child
 
 
+def kill_when(child, text: str, settle: float = 0.3) -> None:
+    """kill -9 the agent once `text` is on its screen."""
+    child.expect_exact(text)
+    time.sleep(settle)
+    child.kill(signal.SIGKILL)
+    child.close()
+
+
 def resume_and_check(tmp_path, workspace, standin, expected_before=None):
     """--continue, send one more message, and check what reached the API against the log."""
     [path] = list_sessions(workspace)
@@ -180,9 +188,7 @@ def test_kill_mid_stream_then_continue(tmp_path, workspace, standin):
     standin.queue({"text": "STREAM " + "word " * 300, "delay": 0.03, "chunk": 5})
     child = start(tmp_path, workspace, standin)
     child.sendline("tell me everything")
-    child.expect_exact("STREAM")
-    child.kill(signal.SIGKILL)
-    child.close()
+    kill_when(child, "STREAM", settle=0)
     sent = resume_and_check(tmp_path, workspace, standin, expected_before=[user("tell me everything")])
     assert user_texts(sent) == ["tell me everything", "[The session stopped before this request was answered]",
                                 "where were we?"]     # the answer in flight is lost, and the model is told
@@ -192,10 +198,7 @@ def test_kill_mid_command_then_continue(tmp_path, workspace, standin):
     standin.queue({"text": "Running.", "tool_calls": [{"name": "bash", "input": {"command": "sleep 20"}}]})
     child = start(tmp_path, workspace, standin)
     child.sendline("run the slow thing")
-    child.expect_exact("running bash")
-    time.sleep(0.3)
-    child.kill(signal.SIGKILL)
-    child.close()
+    kill_when(child, "running bash")
     sent = resume_and_check(tmp_path, workspace, standin)
     assert sent[1]["content"][1]["input"] == {"command": "sleep 20"}
     result = sent[2]["content"][0]
@@ -211,10 +214,7 @@ def test_kill_mid_compaction_keeps_the_history_before_it(tmp_path, workspace, st
     child.expect_exact(PROMPT)
     before = load_session(list_sessions(workspace)[0]).messages
     child.sendline("/compact")
-    child.expect_exact("summarizing")
-    time.sleep(0.3)
-    child.kill(signal.SIGKILL)
-    child.close()
+    kill_when(child, "summarizing")
     standin.brain = None
     sent = resume_and_check(tmp_path, workspace, standin, expected_before=before)
     assert "SUMMARY" not in json.dumps(sent) and "a long first answer" in json.dumps(sent)
@@ -270,10 +270,7 @@ def test_kill_during_a_parallel_round_keeps_the_results_that_finished(tmp_path, 
                                   {"name": "bash", "input": {"command": "sleep 20"}}]})
     child = start(tmp_path, workspace, standin)
     child.sendline("write then wait")
-    child.expect_exact("running bash")
-    time.sleep(0.3)
-    child.kill(signal.SIGKILL)
-    child.close()
+    kill_when(child, "running bash")
     sent = resume_and_check(tmp_path, workspace, standin)
     first, second = [b for b in sent[2]["content"] if b["type"] == "tool_result"]
     assert first["content"].startswith("Created first.txt") and not first.get("is_error")
