@@ -22,6 +22,9 @@ from dotenv.parser import parse_stream
 DEFAULT_MODEL = "claude-sonnet-4-6"
 logging.getLogger("dotenv.main").setLevel(logging.ERROR)   # we report unparseable lines ourselves
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+SECRET_SETTINGS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")         # never shown, never given to commands
+SESSION_FIXED = (*SECRET_SETTINGS, "ANTHROPIC_BASE_URL", "MODEL_ID")   # fixed once a session starts
+USER_SETTINGS_FOLDER = "s08"
 
 
 def _field(default, doc: str, kind: str = "str", minimum: float | None = None):
@@ -156,6 +159,13 @@ def load_settings(workspace: Path, env_file: Path | None = None,
         warnings.append(f"CONTEXT_LIMIT ({settings.context_limit:,}) is not below CONTEXT_WINDOW "
                         f"({settings.context_window:,}): compaction would only start after the model refuses")
     return SettingsResult(settings, warnings)
+
+
+def user_settings_file(environ: dict[str, str] | None = None) -> Path:
+    """The user-level settings file: `$XDG_CONFIG_HOME/s08/.env`, else `~/.config/s08/.env`."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_CONFIG_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".config")
+    return Path(base).expanduser() / USER_SETTINGS_FOLDER / ".env"
 
 
 def missing_key_message(workspace: Path) -> str:
