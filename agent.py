@@ -18,9 +18,10 @@ import sys
 from pathlib import Path
 
 from config import load_settings, missing_key_message
+from compaction import Continuity
 from compaction.tokens import breakdown
 from costs import Ledger, price_of
-from events import ContextReport, CostReport, Notice, ResponseDone, TurnStatus, ignore
+from events import ContextReport, CostReport, MemoryReport, Notice, ResponseDone, TurnStatus, ignore
 from history import drop_interruption_marks
 from llm import LLM
 from loop import Agent, TurnResult, agent_loop, run_turn  # noqa: F401  (agent_loop re-exported)
@@ -44,9 +45,10 @@ class App:
         self.ui_emit = ignore
         self.ledger = Ledger()
         self.messages = SessionHistory()          # replaced below; exists before anything can emit
-        self.load()
         self.resumed = resume
-        self.messages = self._resume(resume) if resume else self._new_history()
+        self.continuity = resume.continuity if resume else Continuity()
+        self.load()
+        self._use_history(self._resume(resume) if resume else self._new_history())
 
     def _log_problem(self, text: str) -> None:
         self.emit(Notice(text, "warning"))
@@ -54,6 +56,12 @@ class App:
     def _new_history(self) -> SessionHistory:
         return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id}),
                               self._log_problem)
+
+    def _use_history(self, history: SessionHistory) -> None:
+        """The conversation, and its log, which also records what the continuity keeps."""
+        self.messages = history
+        self.continuity.connect(history.note)
+        history.kept_state = self.continuity.snapshot
 
     def _resume(self, loaded: LoadedSession) -> SessionHistory:
         """The logged history, its token totals, and the size of the prompt the log last measured."""
@@ -83,7 +91,10 @@ class App:
         result = load_settings(self.workspace, self.env_file, self.environ)
         self.settings, self.warnings, self.env_stamp = result.settings, result.warnings, self._env_stamp()
         llm = LLM(self.settings) if self.settings.has_credentials else None
-        self.agent = Agent(self.settings, self.workspace, llm, self.emit)
+        self.continuity.workspace = self.workspace
+        self.agent = Agent(self.settings, self.workspace, llm, self.emit, continuity=self.continuity)
+        if self.agent.instructions.warning:
+            self.warnings = self.warnings + [self.agent.instructions.warning]
 
     def emit(self, event) -> None:
         self.ledger(event)
@@ -157,6 +168,8 @@ class App:
             "/compact": ("summarize the conversation now: /compact [focus]", self.compact),
             "/context": ("how full the context is, by part", lambda _arg: self.context()),
             "/cost": ("tokens and estimated cost of this session", lambda _arg: self.cost()),
+            "/memory": ("what s08 keeps through every compaction: AGENTS.md, your messages, the work ledger",
+                        lambda _arg: self.memory()),
             "/quit": ("leave s08", lambda _arg: None),
         }
 
@@ -166,7 +179,8 @@ class App:
 
     def clear(self) -> None:
         self.close()
-        self.messages = self._new_history()     # a new session; the old one stays resumable
+        self.continuity = Continuity()          # a new session (the old one stays resumable), remembering nothing
+        self._use_history(self._new_history())
         self.load()                             # and a fresh compactor: no state of the old conversation
         self.agent.emit = self.emit
         self.ledger = Ledger()
@@ -184,9 +198,14 @@ class App:
 
     def context(self) -> None:
         agent = self.agent
-        parts = breakdown(self.messages, agent.system, agent.tools)
+        parts = breakdown(self.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
         total = agent.compactor.measure(self.messages) if self.messages else sum(parts.values())
         self.emit(ContextReport(parts, total, self.settings.context_limit, self.settings.context_window))
+
+    def memory(self) -> None:
+        agent, keep = self.agent, self.continuity
+        self.emit(MemoryReport(agent.instructions, [e.text for e in keep.typed.entries], keep.user_budget,
+                               keep.ledger, keep.ledger.render(keep.ledger_budget), keep.ledger_budget))
 
     def cost(self) -> None:
         self.emit(CostReport(self.settings.model_id, self.price, self.ledger.session))

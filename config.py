@@ -58,6 +58,11 @@ class Settings:
     summary_max_tokens: int = _field(2_000, "max output tokens of the summary call", "int", 200)
     micro_clear_at_least: int = _field(20_000, "tokens of old results micro_compact waits for, then clears "
                                                "at once (0 = every turn)", "int", 0)
+    # --- continuity (see compaction/continuity.py) ---
+    user_messages_budget: int = _field(20_000, "tokens of the person's own messages kept verbatim through every "
+                                               "compaction (at most 40% of CONTEXT_LIMIT)", "int", 0)
+    ledger_budget: int = _field(4_000, "tokens of the work ledger (files, commands, transcripts) kept beside "
+                                       "every summary (at most 10% of CONTEXT_LIMIT)", "int", 0)
     # --- cost ---
     prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool")
     model_price: str = _field("", "USD per million input,output tokens (overrides the built-in table)", "price")

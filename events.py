@@ -91,6 +91,18 @@ class ContextReport:
 
 
 @dataclass
+class MemoryReport:
+    """/memory: what s08 keeps through every compaction — the project instructions (an Instructions),
+    the person's messages and their budget, the work ledger (a WorkLedger), its rendering and budget."""
+    instructions: Any
+    typed: list
+    typed_budget: int
+    ledger: Any
+    ledger_text: str
+    ledger_budget: int
+
+
+@dataclass
 class CostReport:
     """/cost: the session's token totals and its price (None when the model's price is unknown)."""
     model: str

@@ -14,7 +14,6 @@ NOT_STARTED_RESULT = "Not run: the user interrupted before this tool call starte
 INTERRUPTED_MARK = "[Request interrupted by user]"
 SESSION_STOPPED_MARK = "[The session stopped before this request was answered]"
 STOP_MARKS = (INTERRUPTED_MARK, SESSION_STOPPED_MARK)
-SUMMARY_MESSAGE_PREFIXES = ("[compacted]", "[snipped ")    # first text of messages compaction wrote
 
 
 def blocks(message: dict) -> list[dict]:
@@ -73,22 +72,16 @@ def drop_interruption_marks(messages: list[dict]) -> None:
 
 
 def add_user_text(messages: list[dict], text: str) -> None:
-    """Append the user's words, merging into a trailing user message so roles still alternate —
-    except a summary message compaction wrote, which stays as it is (the API merges the two)."""
+    """Append text to the history, merging into a trailing user message so roles still alternate
+    (after its tool results, if it has any)."""
     if not text.strip():
         return
     text = clean_text(text)
-    if messages and messages[-1].get("role") == "user" and not _written_by_compaction(messages[-1]):
+    if messages and messages[-1].get("role") == "user":
         last = messages[-1]
         messages[-1] = {"role": "user", "content": blocks(last) + [{"type": "text", "text": text}]}
     else:
         messages.append({"role": "user", "content": text})
-
-
-def _written_by_compaction(message: dict) -> bool:
-    first = blocks(message)[:1]
-    return bool(first) and first[0].get("type") == "text" and first[0].get("text", "").startswith(
-        SUMMARY_MESSAGE_PREFIXES)
 
 
 def close_dangling_tool_uses(messages: list[dict], note: str = INTERRUPTED_RESULT) -> int:
@@ -112,13 +105,3 @@ def close_dangling_tool_uses(messages: list[dict], note: str = INTERRUPTED_RESUL
     messages[-1] = {"role": "user", "content": content[:at] + [tool_result(b["id"], note, True) for b in missing]
                     + content[at:]}
     return len(missing)
-
-
-def last_user_request(messages: list[dict]) -> str:
-    """The newest text the person typed (not a tool result)."""
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            text = text_of(message).strip()
-            if text:
-                return text
-    return ""

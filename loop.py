@@ -21,10 +21,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compaction import MAX_REACTIVE_RETRIES, Compactor
+from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolStarted
-from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text,
+from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text, clean_text,
                      close_dangling_tool_uses, text_of, tool_result)
+from instructions import changed as instructions_changed, load_instructions
 from llm import LLM, LLMError, ModelReply
 from tools import ToolContext, run_tool, tool_schemas
 
@@ -33,8 +34,10 @@ MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a to
 SYSTEM_PROMPT = """You are s08, a coding agent working in a terminal, in the workspace {workspace}.
 Use the tools to read, write and edit files and to run commands there; file paths are relative to the
 workspace. Read before you edit. Keep answers short: the person reads them in a terminal.
-Very large tool outputs are saved under .task_outputs/ and replaced by a preview with the file's path;
-older parts of a long conversation may be compacted, with the full transcript saved under .transcripts/."""
+Very large tool outputs are saved under .task_outputs/ and replaced by a preview with the file's path.
+Older parts of a long conversation may be compacted: the message that replaces them holds a summary, a
+work ledger s08 keeps from the tool calls (files, commands, transcripts) and the user's own messages
+verbatim; the whole conversation is saved under .transcripts/, where read_file or grep finds any detail."""
 
 
 @dataclass
@@ -47,16 +50,39 @@ class Agent:
     llm: LLM | None
     emit: Emit
     tools: list[dict] = field(default_factory=tool_schemas)
-    system: str = ""
+    base_system: str = ""
+    continuity: Continuity | None = None
 
     def __post_init__(self):
-        self.system = self.system or SYSTEM_PROMPT.format(workspace=self.workspace)
+        self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
+        self.continuity = self.continuity or Continuity(workspace=self.workspace)
+        self.instructions = load_instructions(self.workspace)
         self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings)
         self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
-                                   self.system, self.tools)
+                                   self.system, self.tools, self.continuity)
+
+    @property
+    def system(self) -> str:
+        """The system prompt: s08's own, then the project's instructions (AGENTS.md), if any."""
+        return self.base_system + self.instructions.prompt_section()
 
     def _emit(self, event) -> None:
         self.emit(event)      # late-bound: the UI may swap `emit` after construction
+
+    def begin_turn(self) -> None:
+        """A new user turn: project instructions changed on disk apply from now on."""
+        self.tool_ctx.compact_request, self.tool_ctx.compact_done = None, False
+        self.compactor.begin_turn()
+        if not instructions_changed(self.instructions, self.workspace):
+            return
+        before, self.instructions = self.instructions, load_instructions(self.workspace)
+        self.compactor.system = self.system
+        self.compactor.meter.forget()
+        name = (self.instructions.path or before.path).name
+        self.emit(Notice(f"[{name} {'changed' if self.instructions.path else 'removed'}: the project "
+                         "instructions in the system prompt are updated from this turn]", "info"))
+        if self.instructions.warning:
+            self.emit(Notice(self.instructions.warning, "warning"))
 
     def summarize(self, request: list[dict]) -> tuple[str, str | None]:
         """The summary call: the same system prompt and tools as the conversation (and no tool_choice,
@@ -83,8 +109,9 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
     exists, in one user message that grows; on Ctrl-C the rest are answered as interrupted."""
     results: list[dict] = []
 
-    def add(result: dict) -> None:
+    def add(result: dict, call: dict) -> None:
         results.append(result)
+        agent.continuity.tool_done(call, result["content"], bool(result.get("is_error")))
         message = {"role": "user", "content": list(results)}
         if len(results) == 1:
             messages.append(message)
@@ -97,12 +124,12 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
             if call["id"] in incomplete:
                 add(tool_result(call["id"], f"This call was cut off by the output limit (MAX_TOKENS={limit}) "
                                 "before its input was complete, so it was not run. Retry with smaller pieces "
-                                "(e.g. write a large file in parts).", True))
+                                "(e.g. write a large file in parts).", True), call)
                 continue
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
             started = time.monotonic()
             result = run_tool(call["name"], call.get("input"), agent.tool_ctx)
-            add(tool_result(call["id"], result.content, result.is_error))
+            add(tool_result(call["id"], result.content, result.is_error), call)
             agent.emit(ToolFinished(call["id"], call["name"], result.content, result.is_error,
                                     time.monotonic() - started))
     except KeyboardInterrupt as exc:
@@ -112,7 +139,7 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
                 note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")
             else:
                 note = NOT_STARTED_RESULT
-            add(tool_result(call["id"], note, True))
+            add(tool_result(call["id"], note, True), call)
         raise
 
 
@@ -172,9 +199,10 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
     """One user turn. `text=None` re-runs the history as it is (/retry). Never raises for
     Ctrl-C or a failed model call: the history is left valid and the reason is emitted."""
     close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
-    agent.tool_ctx.compact_request, agent.tool_ctx.compact_done = None, False
-    agent.compactor.begin_turn()
-    if text is not None:
+    agent.begin_turn()
+    text = clean_text(text) if text is not None else None
+    if text is not None and text.strip():
+        agent.continuity.typed_message(text)      # recorded as the person's, before it enters the history
         add_user_text(messages, text)
     try:
         reply = agent_loop(messages, agent)

@@ -11,9 +11,19 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
                                                                            rest is now `tail` (keep 0: the
                                                                            whole history — a snapshot)
     {"t": "usage",   "n": 12, "u": {usage}, "p": "answer"}                 what a model call cost
+    {"t": "typed",   "text": "…"}                                          the person typed this (it is
+                                                                           the person's because it was
+                                                                           recorded here, not by its look)
+    {"t": "typed_saved", "i": 3, "path": …}                                message 4 left its place; it
+                                                                           is whole in that transcript
+    {"t": "work",    "w": {"k": "file", "path": …, "do": "edited", …}}     a work-ledger entry
+    {"t": "kept",    "typed": [...], "ledger": {...}}                      both of those, whole (written
+                                                                           after a catch-up snapshot)
 
 Replaying the records gives the history exactly as the model would see it
-next, the session's token totals, and the size of the prompt last sent. The
+next, the person's messages and the work ledger that every compaction keeps
+(compaction/continuity.py), the session's token totals, and the size of the
+prompt last sent. The
 history is a `SessionHistory` — a plain list of plain dicts that writes these
 records itself whenever it is changed, so no code path can forget to log.
 
@@ -35,11 +45,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from compaction.continuity import Continuity
 from compaction.tokens import usage_tokens
 from history import SESSION_STOPPED_MARK, add_user_text, blocks, close_dangling_tool_uses
 from storage import ensure_folder
 
 SESSIONS_DIR = ".sessions"
+CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept")
 STOPPED_RESULT = "The session stopped before this tool call finished; it may not have completed."
 
 
@@ -127,13 +139,17 @@ class SessionHistory(list):
     def __init__(self, messages=(), log: SessionLog | None = None, on_error: Callable[[str], None] | None = None):
         super().__init__(messages)
         self.log, self.on_error, self.behind = log, on_error, False
+        self.kept_state: Callable[[], dict] | None = None     # the continuity's whole state, for snapshots
 
     def _record(self, record: dict) -> None:
         if self.log is None:
             return
         try:
-            self.log.write({"t": "replace", "keep": 0, "tail": list(self)} if self.behind else record)
-            if self.behind and record["t"] == "usage":
+            if self.behind:       # catch up: the whole history, the whole continuity, then a usage record
+                self.log.write({"t": "replace", "keep": 0, "tail": list(self)})
+                if self.kept_state is not None:
+                    self.log.write(self.kept_state())
+            if not self.behind or record["t"] == "usage":
                 self.log.write(record)
         except OSError as exc:
             if not self.behind and self.on_error:
@@ -147,6 +163,10 @@ class SessionHistory(list):
 
     def note_usage(self, usage: dict, purpose: str) -> None:
         self._record({"t": "usage", "n": len(self), "u": usage, "p": purpose})
+
+    def note(self, record: dict) -> None:
+        """Log a record that is not a change of the messages (the continuity's, see Continuity.connect)."""
+        self._record(record)
 
     def append(self, message: dict) -> None:
         super().append(message)
@@ -198,6 +218,7 @@ class LoadedSession:
     usages: list[tuple[dict, str]] = field(default_factory=list)
     anchor: tuple[int, int] | None = None      # (messages covered, tokens) of the last usage still valid
     unanswered: bool = False
+    continuity: Continuity = field(default_factory=Continuity)
 
 
 def _message_ok(m) -> bool:
@@ -218,14 +239,28 @@ def _record_ok(r, length: int) -> bool:
                 and all(_message_ok(m) for m in r["tail"]))
     if kind == "usage":
         return isinstance(r.get("u"), dict) and isinstance(r.get("n"), int)
+    if kind == "typed":
+        return isinstance(r.get("text"), str)
+    if kind == "typed_saved":
+        return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
+    if kind == "work":
+        return isinstance(r.get("w"), dict) and _work_ok(r["w"])
+    if kind == "kept":
+        return (isinstance(r.get("typed"), list) and isinstance(r.get("ledger"), dict)
+                and all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in r["typed"]))
     return kind == "session"
+
+
+def _work_ok(w: dict) -> bool:
+    needed = {"file": ("path", "do"), "cmd": ("cmd", "end"), "saved": ("path", "what")}.get(w.get("k"))
+    return needed is not None and all(isinstance(w.get(k), str) for k in needed) and isinstance(w.get("turn", 0), int)
 
 
 def replay(lines: list[str]) -> LoadedSession:
     """Rebuild the history (and the usage) from log lines. A record that is unreadable or does not fit
     stops the replay until the next full snapshot, so what is rebuilt is always a state that was real."""
     loaded = LoadedSession("", Path(), [])
-    messages, lost_at, skipped = [], None, 0
+    messages, lost_at, skipped, recorded = [], None, 0, False
     for n, line in enumerate(lines, 1):
         try:
             record = json.loads(line)
@@ -253,6 +288,9 @@ def replay(lines: list[str]) -> LoadedSession:
             messages = messages[:record["keep"]] + record["tail"]
         if kind in ("set", "replace") and loaded.anchor and (record.get("i", record.get("keep", 0)) < loaded.anchor[0]):
             loaded.anchor = None           # the prompt that usage measured was rewritten since
+        if kind in CONTINUITY_RECORDS:
+            loaded.continuity.apply(record)
+            recorded = True
         if kind == "usage":
             u = record["u"]
             loaded.usages.append((u, record.get("p", "answer")))
@@ -263,7 +301,33 @@ def replay(lines: list[str]) -> LoadedSession:
     if loaded.anchor and loaded.anchor[0] > len(messages):
         loaded.anchor = None
     loaded.messages = messages
+    if not recorded and messages:          # a log from before s08 recorded what the person typed
+        loaded.continuity = Continuity.from_history(legacy_typed_texts(messages))
     return loaded
+
+
+LEGACY_PREFIXES = {"The user's first request, verbatim:\n": True, "The user's last request (already answered):\n": True,
+                   "[compacted]": False, "[snipped ": False, "Summary of the conversation so far:\n": False}
+
+
+def legacy_typed_texts(messages: list[dict]) -> list[dict]:
+    """An old log's history with the text older versions of s08 generated taken out (and the requests
+    they kept verbatim put back as plain text), so what remains is what the person typed."""
+    out = []
+    for m in messages:
+        if m.get("role") != "user":
+            out.append(m)
+            continue
+        kept = []
+        for b in blocks(m):
+            text = b.get("text", "") if b.get("type") == "text" else None
+            prefix = next((p for p in LEGACY_PREFIXES if text is not None and text.startswith(p)), None)
+            if prefix is None:
+                kept.append(b)
+            elif LEGACY_PREFIXES[prefix] and text[len(prefix):].strip():
+                kept.append({"type": "text", "text": text[len(prefix):]})
+        out.append({**m, "content": kept})
+    return out
 
 
 def load_session(path: Path) -> LoadedSession:

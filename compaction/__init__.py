@@ -3,14 +3,16 @@
     tool_result_budget → snip_compact → micro_compact → compact_history     (pipeline.py)
     reactive_compact   when the API says the prompt is too long            (summary.py)
     estimate_tokens    the prompt's size as the API will count it           (tokens.py)
+    Continuity         what every cut keeps: the person's messages, the work ledger (continuity.py)
 
 Every layer takes the message list first, returns a new list, never mutates
 its input, has defaults from the settings, and reports what it did as events
 (it prints nothing). boundaries.py decides where a history may be cut.
 """
 
-from .boundaries import first_request, latest_request, safe_cuts, unseen_start
+from .boundaries import safe_cuts, unseen_start
 from .budget import tool_result_budget
+from .continuity import Continuity
 from .micro import micro_compact
 from .pipeline import Compactor
 from .snip import snip_compact
@@ -19,4 +21,4 @@ from .tokens import ContextMeter, estimate_tokens
 
 __all__ = ["tool_result_budget", "snip_compact", "micro_compact", "compact_history", "reactive_compact",
            "estimate_tokens", "Compactor", "ContextMeter", "SummaryFailed", "MAX_REACTIVE_RETRIES",
-           "safe_cuts", "unseen_start", "latest_request", "first_request"]
+           "safe_cuts", "unseen_start", "Continuity"]

@@ -11,22 +11,17 @@ lands before tool_result blocks.
     2 user tool_result A              3 ✓
     3 assistant "done"                4 ✓
 
-It also finds the person's requests (the first and the latest), which no
-compaction may drop: text written by compaction itself is recognised by its
-prefix and never mistaken for them.
+What must survive a cut (the person's messages, the work ledger) is decided by
+continuity.py, from what s08 recorded — never by how a text looks.
 """
 
 from __future__ import annotations
 
-from history import STOP_MARKS, blocks
+from history import blocks
 
 SNIP_PREFIX = "[snipped "
 COMPACTED_PREFIX = "[compacted]"
-FIRST_REQUEST_PREFIX = "The user's first request, verbatim:\n"
 SUMMARY_PREFIX = "Summary of the conversation so far:\n"
-ANSWERED_REQUEST_PREFIX = "The user's last request (already answered):\n"
-GENERATED_PREFIXES = (SNIP_PREFIX, COMPACTED_PREFIX, FIRST_REQUEST_PREFIX, SUMMARY_PREFIX, ANSWERED_REQUEST_PREFIX,
-                      *STOP_MARKS)
 
 
 def tool_names(messages: list[dict]) -> dict[str, str]:
@@ -75,42 +70,6 @@ def unseen_start(messages: list[dict]) -> int:
     if any(b.get("type") == "tool_result" for m in messages[i:] for b in blocks(m)):
         return max(0, i - 1)
     return n
-
-
-def is_generated(text: str) -> bool:
-    return text.startswith(GENERATED_PREFIXES)
-
-
-def request_blocks(message: dict) -> list[dict]:
-    """The text blocks of a user message that the person typed (not compaction's own text)."""
-    if message.get("role") != "user":
-        return []
-    return [b for b in blocks(message) if b.get("type") == "text" and b.get("text", "").strip()
-            and not is_generated(b["text"])]
-
-
-def latest_request(messages: list[dict]) -> tuple[int, list[dict]]:
-    """(index, text blocks) of the person's newest request; (-1, []) if there is none."""
-    for i in range(len(messages) - 1, -1, -1):
-        found = request_blocks(messages[i])
-        if found:
-            return i, found
-    return -1, []
-
-
-def first_request(messages: list[dict]) -> str:
-    """The person's first request: kept verbatim by an earlier summary, or the first text typed."""
-    for m in messages:
-        if m.get("role") != "user":
-            continue
-        for b in blocks(m):
-            text = b.get("text", "") if b.get("type") == "text" else ""
-            if text.startswith(FIRST_REQUEST_PREFIX):
-                return text[len(FIRST_REQUEST_PREFIX):]
-        found = request_blocks(m)
-        if found:
-            return found[0]["text"]
-    return ""
 
 
 def result_text(block: dict) -> str:

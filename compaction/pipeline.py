@@ -9,7 +9,9 @@
 
 Cheap, deterministic layers first; the model is asked only when they were not
 enough. The Compactor holds what the layers need across calls: the settings,
-the meter anchored on the last usage, the session's snip transcript, and the
+the session's Continuity (the person's messages and the work ledger, which
+every cut keeps), the meter anchored on the last usage, the session's snip
+transcript, and the
 count of turns whose summary failed, in a row — after MAX_FAILURES the automatic
 summary stops until the person runs /compact, so a broken summary call can
 never make every turn slow or loop. A failed summary keeps the history and
@@ -23,7 +25,9 @@ import re
 from pathlib import Path
 
 from events import Compaction, Emit, Notice, ignore
+from storage import relative
 from .budget import tool_result_budget
+from .continuity import Continuity
 from .micro import micro_compact
 from .snip import snip_compact
 from .summary import Summarize, SummaryFailed, compact_history, input_budget, reactive_compact
@@ -37,13 +41,16 @@ _TOO_LONG = re.compile(r"(\d[\d,]*)\s*tokens\s*>\s*(\d[\d,]*)")
 
 class Compactor:
     def __init__(self, settings, workspace: Path, summarize: Summarize, emit: Emit = ignore,
-                 system=None, tools=None):
+                 system=None, tools=None, continuity: Continuity | None = None):
         self.settings, self.workspace, self.summarize = settings, Path(workspace), summarize
         self.emit, self.system, self.tools = emit, system, tools
+        self.continuity = continuity or Continuity(workspace=self.workspace)
+        self.continuity.use_settings(settings)
         self.meter = ContextMeter()
         self.failures, self.auto_enabled = 0, True
         self.failed_this_turn = self.warned_this_turn = False
-        self.snip_transcript: Path | None = None
+        snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith("snipped_")]
+        self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
 
     def begin_turn(self) -> None:
         """A new user turn: failures are counted at most once per turn."""
@@ -57,18 +64,23 @@ class Compactor:
         self.meter.observe(messages, usage)
 
     # ---- the pipeline ------------------------------------------------------------------
-    def _on_snip(self, event) -> None:
-        if isinstance(event, Compaction) and event.details.get("path"):
+    def _on_layer(self, event) -> None:
+        """Files a layer wrote: the snip transcript is appended to from now on; persisted outputs go
+        into the work ledger."""
+        if isinstance(event, Compaction) and event.layer == "snip_compact":
             self.snip_transcript = Path(event.details["path"])
+        if isinstance(event, Compaction) and event.layer == "tool_result_budget":
+            for path in event.details.get("paths", []):
+                self.continuity.saved(relative(self.workspace, Path(path)), "output")
         self.emit(event)
 
     def cheap_layers(self, messages: list[dict]) -> list[dict]:
         s = self.settings
         try:
             out = tool_result_budget(messages, s.persist_threshold, s.round_budget, s.preview_chars,
-                                     preserve=s.preserved_tools, workspace=self.workspace, emit=self.emit)
+                                     preserve=s.preserved_tools, workspace=self.workspace, emit=self._on_layer)
             out = snip_compact(out, s.snip_max_messages, s.snip_target_messages, workspace=self.workspace,
-                               transcript=self.snip_transcript, emit=self._on_snip)
+                               transcript=self.snip_transcript, continuity=self.continuity, emit=self._on_layer)
         except OSError as exc:          # a full disk or a read-only workspace must not end the turn
             self.emit(Notice(f"[compaction could not write to disk: {exc.strerror or exc}; "
                              "outputs stay in the context]", "warning"))
@@ -99,7 +111,7 @@ class Compactor:
         window = min(window or s.context_window, s.context_window)
         kwargs = dict(focus=focus, workspace=self.workspace, system=self.system, tools=self.tools,
                       emit=self.emit, max_input_tokens=input_budget(window, s.summary_max_tokens),
-                      measured=measured or self.measure(messages))
+                      measured=measured or self.measure(messages), continuity=self.continuity)
         try:
             if kind == "reactive_compact":
                 new = reactive_compact(messages, self.summarize, window=window, scale=scale, **kwargs)
@@ -134,9 +146,9 @@ class Compactor:
         try:
             out = tool_result_budget(messages, FALLBACK_PERSIST_CHARS, FALLBACK_PERSIST_CHARS,
                                      self.settings.preview_chars, preserve=frozenset(),
-                                     workspace=self.workspace, emit=self.emit)
+                                     workspace=self.workspace, emit=self._on_layer)
             out = snip_compact(out, target, target, workspace=self.workspace,
-                               transcript=self.snip_transcript, emit=self._on_snip)
+                               transcript=self.snip_transcript, continuity=self.continuity, emit=self._on_layer)
         except OSError as exc:
             self.emit(Notice(f"[fallback could not write to disk: {exc.strerror or exc}]", "warning"))
             out = messages

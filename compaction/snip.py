@@ -7,9 +7,12 @@ The seed's arithmetic (keep 3 at the head, the rest from the tail), with two
 changes. It cuts down to SNIP_TARGET_MESSAGES (20), well below the trigger
 (50), so it fires once every ~30 messages instead of every turn (each snip
 rewrites the prompt and breaks its cache; bench/cost.py chose the numbers). And nothing is lost: the snipped messages are
-appended to a transcript the marker names, and if the person's current
-request sat in the snipped middle, its text rides along in the marker.
-Boundaries move, as in the seed, so no tool_use/tool_result pair is split.
+appended to a transcript the marker names, and what the cut hides rides along
+in the marker (continuity.py): every message the person typed that the rest
+of the history no longer shows, and the work ledger of the snipped part. The
+snip must save tokens by itself; what rides along is the price of keeping
+the person's words. Boundaries move, as in the seed, so no tool_use/tool_result
+pair is split.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from pathlib import Path
 from config import Settings
 from events import Compaction, Emit, ignore
 from storage import append_transcript, relative, reserve_transcript
-from .boundaries import SNIP_PREFIX, latest_request, safe_cuts
+from .boundaries import SNIP_PREFIX, safe_cuts
+from .continuity import Continuity
 from .tokens import estimate_tokens
 
 D = Settings()
@@ -29,7 +33,7 @@ KEEP_HEAD = 3
 def snip_compact(messages: list[dict], max_messages: int = D.snip_max_messages,
                  target_messages: int | None = None, keep_head: int = KEEP_HEAD, *,
                  workspace: Path | None = None, transcript: Path | None = None,
-                 emit: Emit = ignore) -> list[dict]:
+                 continuity: Continuity | None = None, emit: Emit = ignore) -> list[dict]:
     """Return the history with its middle snipped if it has more than `max_messages` messages."""
     n = len(messages)
     if n <= max_messages:
@@ -46,16 +50,18 @@ def snip_compact(messages: list[dict], max_messages: int = D.snip_max_messages,
     snipped = messages[head_end:tail_start]
     workspace = Path(workspace or Path.cwd())
     path = transcript or reserve_transcript(workspace, "snipped")
-    marker = [{"type": "text", "text": f"{SNIP_PREFIX}{len(snipped)} messages → {relative(workspace, path)}]"}]
-    at, request = latest_request(messages)
-    if head_end <= at < tail_start:
-        marker += [dict(b) for b in request]   # the current request survives, verbatim
-    out = messages[:head_end] + [{"role": "user", "content": marker}] + messages[tail_start:]
-    if estimate_tokens(out) >= estimate_tokens(messages):
+    shown = relative(workspace, path)
+    marker = {"type": "text", "text": f"{SNIP_PREFIX}{len(snipped)} messages → {shown}]"}
+    kept = messages[:head_end] + [{"role": "user", "content": [marker]}] + messages[tail_start:]
+    if estimate_tokens(kept) >= estimate_tokens(messages):
         if transcript is None:
             path.unlink(missing_ok=True)       # nothing gained: keep the history as it is
         return messages
+    keep = continuity or Continuity.from_history(messages, workspace)
+    extra, moved = keep.blocks_for_cut(kept, shown, only_unseen=True)    # what the cut hides, riding along
+    out = messages[:head_end] + [{"role": "user", "content": [marker] + extra}] + messages[tail_start:]
     append_transcript(workspace, snipped, path)
-    emit(Compaction("snip_compact", f"snipped {len(snipped)} messages → {relative(workspace, path)}",
+    keep.commit(moved, shown)
+    emit(Compaction("snip_compact", f"snipped {len(snipped)} messages → {shown}",
                     {"path": str(path), "count": len(snipped)}))
     return out

@@ -4,9 +4,9 @@
         └────► summary request: the history as sent + the summary instruction (no tools)
                  (shortened oldest-first only when it would not fit the model's window)
     new history = [ summary message: "[compacted] … transcript: <path>"
-                                     + the first request, verbatim
                                      + the summary
-                                     + the current request, verbatim ]
+                                     + the work ledger                      ┐ continuity.py: kept by
+                                     + the person's messages, verbatim ]    ┘ s08, not by the summary
                   + the latest tool round, if the model has not seen it yet
 
 `summarize(messages) -> (text, stop_reason)` is passed in (the app gives it
@@ -26,13 +26,12 @@ from config import Settings
 from events import Compaction, Emit, ignore
 from history import blocks
 from storage import relative, write_transcript
-from .boundaries import (ANSWERED_REQUEST_PREFIX, COMPACTED_PREFIX, FIRST_REQUEST_PREFIX, SUMMARY_PREFIX,
-                         first_request, latest_request, safe_cuts, unseen_start)
+from .boundaries import COMPACTED_PREFIX, SUMMARY_PREFIX, safe_cuts, unseen_start
+from .continuity import Continuity
 from .tokens import estimate_message, estimate_tokens
 
 D = Settings()
 MAX_REACTIVE_RETRIES = 1
-FIRST_REQUEST_MAX_CHARS = 8_000
 CLIP_STEPS = (20_000, 4_000, 1_000, 200)   # when shortening, one block keeps at most this much (head + tail)
 WINDOW_MARGIN = 1_000
 MIN_SUMMARIZABLE_TOKENS = 400              # less than this before the kept tail: not worth a model call
@@ -152,7 +151,7 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
                     workspace: Path | None = None, system=None, tools=None,
                     max_input_tokens: int | None = None, keep_tail_tokens: int = 0,
                     label: str = "compacted", measured: int | None = None, sent: list[dict] | None = None,
-                    emit: Emit = ignore) -> list[dict]:
+                    continuity: Continuity | None = None, emit: Emit = ignore) -> list[dict]:
     """Summarize the history and return the short one; raise SummaryFailed leaving the input as it was.
 
     The summary request is the history as it was last sent (`sent`: before this call's cheaper layers
@@ -168,6 +167,8 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
         transcript = relative(workspace, write_transcript(workspace, messages))
     except OSError as exc:
         raise SummaryFailed(f"cannot save the transcript: {exc.strerror or exc}") from None
+    keep = continuity or Continuity.from_history(messages, workspace)
+    keep.saved(transcript, "transcript")
     emit(Compaction("transcript", f"[transcript saved: {transcript}]", {"path": transcript}))
 
     as_sent = sent if sent is not None else messages
@@ -185,24 +186,17 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
         raise SummaryFailed("the model answered with a tool call instead of a summary" if stop_reason == "tool_use"
                             else "the model declined to summarize")
 
+    extra, moved = keep.blocks_for_cut(messages[keep_from:], transcript)
     content = [{"type": "text", "text": f"{COMPACTED_PREFIX} The conversation so far was summarized to save "
-                                        f"context. Full transcript: {transcript} (read it with read_file "
-                                        "when you need exact details)."}]
-    at, request_now = latest_request(messages)
-    answered = messages[-1].get("role") == "assistant"      # compacting between turns
-    typed_after = [dict(b) for b in request_now] if at < keep_from and not answered else []
-    first = first_request(messages)
-    first_kept = request_now and first == request_now[0]["text"] and (at >= keep_from or typed_after)
-    if first and not first_kept:
-        content.append({"type": "text", "text": FIRST_REQUEST_PREFIX + first[:FIRST_REQUEST_MAX_CHARS]})
-    content.append({"type": "text", "text": SUMMARY_PREFIX + text})
-    if request_now and at < keep_from and answered:
-        content.append({"type": "text", "text": ANSWERED_REQUEST_PREFIX + "\n\n".join(b["text"] for b in request_now)})
-    content += typed_after                                  # the current request, verbatim
+                                        f"context; all of it is in {transcript} (read_file or grep it when you "
+                                        "need exact details). After the summary: s08's work ledger and the "
+                                        "user's own messages, which s08 keeps itself."},
+               {"type": "text", "text": SUMMARY_PREFIX + text}] + extra
     new = [{"role": "user", "content": content}] + messages[keep_from:]
     after = estimate_tokens(new, system, tools)
     if after >= before:
         raise SummaryFailed(f"the summary ({after:,} tokens) is not smaller than the history ({before:,})")
+    keep.commit(moved, transcript)
     shown = measured or before     # the size that triggered us, when the caller measured it
     emit(Compaction(label, f"[{label}] {shown:,} → {after:,} tokens", {"before": shown, "after": after,
                                                                       "transcript": transcript}))

@@ -15,9 +15,10 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
+from compaction.tokens import estimate_text
 from costs import READ_FACTOR, WRITE_FACTOR
-from events import (Compaction, ContextReport, CostReport, Interrupted, Notice, RequestStarted, ResponseDone,
-                    Retrying, TextDelta, ToolFinished, ToolStarted, TurnStatus)
+from events import (Compaction, ContextReport, CostReport, Interrupted, MemoryReport, Notice, RequestStarted,
+                    ResponseDone, Retrying, TextDelta, ToolFinished, ToolStarted, TurnStatus)
 
 NOTICE_STYLES = {"info": "dim", "warning": "yellow", "error": "bold red"}
 COMPACTION_STYLE = "magenta"
@@ -61,7 +62,8 @@ def seconds(delay: float) -> str:
     return f"{delay:.1f}s" if delay < 10 else f"{delay:.0f}s"
 
 
-PART_STYLES = {"system": "blue", "tools": "cyan", "messages": "green", "tool results": "yellow"}
+PART_STYLES = {"system": "blue", "instructions": "magenta", "tools": "cyan", "messages": "green",
+               "tool results": "yellow"}
 BAR_WIDTH = 60
 
 
@@ -78,8 +80,8 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
     """A bar of the prompt by part against the window, with | at CONTEXT_LIMIT, and a legend. System
     and tools are estimates; the conversation's parts are scaled so the whole is the measured total."""
     width = max(10, min(BAR_WIDTH, width))
-    parts = dict(event.parts)
-    fixed = parts["system"] + parts["tools"]
+    parts = {name: tokens for name, tokens in event.parts.items() if tokens or name != "instructions"}
+    fixed = sum(tokens for name, tokens in parts.items() if name not in ("messages", "tool results"))
     talk = parts["messages"] + parts["tool results"]
     scale = max(0, event.total - fixed) / talk if talk else 0
     parts["messages"], parts["tool results"] = round(parts["messages"] * scale), round(parts["tool results"] * scale)
@@ -102,6 +104,30 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
         out.append("· over CONTEXT_LIMIT: compaction runs before the next call", style="yellow")
     else:
         out.append(f"· {event.limit - event.total:,} free before compaction", style="dim")
+    return out
+
+
+def memory_report(event: MemoryReport) -> Text:
+    """What survives every compaction: the project instructions, the person's messages, the ledger."""
+    ins = event.instructions
+    out = Text("What s08 keeps through every compaction\n", style="bold")
+    if ins.path is None:
+        out.append("project instructions: none (put standing rules in AGENTS.md in the workspace root)\n")
+    else:
+        out.append(f"project instructions: {ins.path.name} ({ins.size:,} bytes, ~{estimate_text(ins.text):,} tokens)"
+                   " in the system prompt, re-read when it changes\n")
+        if ins.warning:
+            out.append(f"  {safe(ins.warning)}\n", style="yellow")
+    tokens = sum(estimate_text(t) for t in event.typed)
+    out.append(f"your messages: {len(event.typed)} ({tokens:,} tokens), kept verbatim up to "
+               f"{event.typed_budget:,} tokens (newest first; older ones shortened)\n")
+    ledger = event.ledger
+    outputs = sum(w == "output" for w, _ in ledger.saved.values())
+    out.append(f"work ledger: {len(ledger.files)} files, {ledger.command_count} commands, "
+               f"{len(ledger.transcripts())} transcripts, {outputs} saved outputs "
+               f"(~{estimate_text(event.ledger_text):,} of {event.ledger_budget:,} tokens)")
+    if event.ledger_text:
+        out.append("\n" + safe(event.ledger_text), style="dim")
     return out
 
 
@@ -193,6 +219,8 @@ class Renderer:
             self._line(context_report(event, self.console.width - 2))
         elif isinstance(event, CostReport):
             self._line(cost_report(event))
+        elif isinstance(event, MemoryReport):
+            self._line(memory_report(event))
 
     def finish(self) -> None:
         self._stop()
@@ -221,8 +249,9 @@ class QuietRenderer:
             line = event.message if event.message.startswith("[") else f"[{event.layer}] {event.message}"
         elif isinstance(event, TurnStatus):
             line = status_line(event)
-        elif isinstance(event, (ContextReport, CostReport)):
-            line = (context_report if isinstance(event, ContextReport) else cost_report)(event).plain
+        elif isinstance(event, (ContextReport, CostReport, MemoryReport)):
+            line = {ContextReport: context_report, CostReport: cost_report,
+                    MemoryReport: memory_report}[type(event)](event).plain
         if line:
             print(line, file=self.stream, flush=True)
 

@@ -17,7 +17,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from compaction.boundaries import is_generated
 from events import Interrupted, Notice
 from history import blocks
 from .render import Renderer, summarize_input
@@ -92,11 +91,12 @@ def show_resumed(console: Console, loaded, messages: list[dict], exchanges: int 
     console.print(f"[green]resumed session {escape(loaded.id)} ({len(messages)} messages)[/green]")
     for notice in loaded.notices:
         console.print(f"[yellow]{escape(notice)}[/yellow]")
+    typed = {e.text for e in loaded.continuity.typed.entries}
     starts = [i for i, m in enumerate(messages) if m["role"] == "user" and any(
         b.get("type") == "text" for b in blocks(m))]
     for m in messages[starts[-exchanges] if len(starts) >= exchanges else 0:]:
         for b in blocks(m):
-            if b.get("type") == "text" and m["role"] == "user" and is_generated(b.get("text", "")):
+            if b.get("type") == "text" and m["role"] == "user" and b.get("text") not in typed:
                 continue          # compaction's and the stop marks' own text is not what you typed
             if b.get("type") == "text" and m["role"] == "user":
                 console.print(Text("you › ", style="bold") + Text(_one_line(b["text"])))
@@ -110,14 +110,14 @@ def show_resumed(console: Console, loaded, messages: list[dict], exchanges: int 
 def pick_session(paths: list[Path], most: int = 10):
     """Ask which session to resume; returns its path or None."""
     from session import load_session
-    from compaction import first_request
     console = Console(highlight=False)
     console.print("[bold]Sessions in this workspace[/bold] (newest first):")
     shown = paths[:most]
     for n, path in enumerate(shown, 1):
         try:
             loaded = load_session(path)
-            first = _one_line(first_request(loaded.messages) or "(empty)", 70)
+            typed = loaded.continuity.typed.entries
+            first = _one_line(typed[0].text if typed else "(empty)", 70)
             count = f"{len(loaded.messages):>4} messages"
         except (OSError, ValueError) as exc:
             first, count = f"(unreadable: {exc})", ""

@@ -1,0 +1,113 @@
+"""Continuity: what s08 keeps for the model through every cut, whatever a summary says.
+
+    Continuity
+      ├─ typed    every message the person typed, recorded at the prompt      (user_messages.py)
+      ├─ ledger   files, commands, transcripts and outputs, from the tool calls (ledger.py)
+      └─ blocks_for_cut(kept, transcript)
+            the text blocks for the message that replaces a cut: the work ledger, then the person's
+            messages that `kept` no longer shows, oldest first
+
+Every layer that removes messages (snip_compact, compact_history, reactive_compact, the fallback)
+puts these blocks in the message that stands where the removed ones were, so every typed message
+(within USER_MESSAGES_BUDGET) and every path the tools touched (within LEDGER_BUDGET) stays in the
+history the model sees — after any number of compactions, and after a resume (the session log
+records both; see session.py). Both budgets shrink with a small CONTEXT_LIMIT (to 40% and 10% of it;
+the defaults, 20,000 and 4,000, are exactly that at the default 50,000), so what is kept never
+crowds out the conversation it is kept for.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from config import Settings
+from history import STOP_MARKS, blocks
+from .ledger import WorkLedger
+from .user_messages import Typed, UserMessages
+
+D = Settings()
+USER_SHARE, LEDGER_SHARE = 0.4, 0.1      # the budgets are at most these shares of CONTEXT_LIMIT
+
+
+class Continuity:
+    def __init__(self, typed: UserMessages | None = None, ledger: WorkLedger | None = None,
+                 user_budget: int = D.user_messages_budget, ledger_budget: int = D.ledger_budget,
+                 workspace: Path | None = None):
+        self.typed, self.ledger = typed or UserMessages(), ledger or WorkLedger()
+        self.user_budget, self.ledger_budget, self.workspace = user_budget, ledger_budget, workspace
+
+    def use_settings(self, settings) -> None:
+        self.user_budget = min(settings.user_messages_budget, int(settings.context_limit * USER_SHARE))
+        self.ledger_budget = min(settings.ledger_budget, int(settings.context_limit * LEDGER_SHARE))
+
+    def connect(self, on_record: Callable[[dict], None] | None) -> None:
+        """Where records go (the session log)."""
+        self.typed.on_record = self.ledger.on_record = on_record
+
+    @property
+    def turn(self) -> int:
+        return len(self.typed)
+
+    # ---- what happens --------------------------------------------------------------------------
+    def typed_message(self, text: str) -> int:
+        return self.typed.add(text)
+
+    def tool_done(self, call: dict, content: str, is_error: bool) -> None:
+        self.ledger.note_tool(call.get("name", ""), call.get("input"), content, is_error, self.turn, self.workspace)
+
+    def saved(self, path: str, what: str) -> None:
+        self.ledger.note_saved(path, what, self.turn)
+
+    # ---- what a cut keeps ----------------------------------------------------------------------
+    def blocks_for_cut(self, kept: list[dict], transcript: str, only_unseen: bool = False
+                       ) -> tuple[list[dict], list[int]]:
+        """(blocks, moved): the ledger and the carried messages for a cut whose messages are saved in
+        `transcript`; `moved` goes to `commit` once the cut is kept. `only_unseen` (a snip): the ledger
+        lists only what `kept` does not show (a summary gets the whole ledger)."""
+        carried, moved = self.typed.carry(kept, self.user_budget, transcript)
+        seen = json.dumps(kept, ensure_ascii=False) if only_unseen else ""
+        ledger = self.ledger.render(self.ledger_budget, [transcript], self.turn, seen)
+        return ([{"type": "text", "text": ledger}] if ledger else []) + carried, moved
+
+    def commit(self, moved: list[int], transcript: str) -> None:
+        for i in moved:
+            self.typed.saved(i, transcript)
+        self.saved(transcript, "transcript")
+
+    # ---- the session log -----------------------------------------------------------------------
+    def apply(self, record: dict) -> None:
+        """Replay one logged record ("typed", "typed_saved", "work" or a "kept" snapshot)."""
+        kind = record.get("t")
+        if kind in ("typed", "typed_saved"):
+            self.typed.apply(record)
+        elif kind == "work":
+            self.ledger.apply(record["w"])
+        elif kind == "kept":
+            self.typed.entries = [Typed(t, s) for t, s in record["typed"]]
+            self.ledger = WorkLedger.from_state(record["ledger"], self.ledger.on_record)
+
+    def snapshot(self) -> dict:
+        """The whole state as one record (written with a full snapshot of the history)."""
+        return {"t": "kept", "typed": [[e.text, e.saved_in] for e in self.typed.entries],
+                "ledger": self.ledger.state()}
+
+    @classmethod
+    def from_history(cls, messages: list[dict], workspace: Path | None = None) -> "Continuity":
+        """For a history s08 did not record as it happened (a direct call of a layer, an old session
+        log): every user text block counts as typed, every answered tool call goes into the ledger."""
+        new = cls(workspace=workspace)
+        calls = {}
+        for m in messages:
+            for b in blocks(m):
+                if m.get("role") == "assistant" and b.get("type") == "tool_use":
+                    calls[b.get("id")] = b
+                elif m.get("role") == "user" and b.get("type") == "text" and b.get("text", "").strip() \
+                        and b["text"] not in STOP_MARKS:
+                    new.typed.entries.append(Typed(b["text"]))
+                elif b.get("type") == "tool_result" and b.get("tool_use_id") in calls:
+                    content = b.get("content")
+                    new.tool_done(calls[b["tool_use_id"]], content if isinstance(content, str) else "",
+                                  bool(b.get("is_error")))
+        return new

@@ -1,0 +1,69 @@
+"""Project instructions: AGENTS.md (or CLAUDE.md when there is none) in the workspace root.
+
+    AGENTS.md ──read at start, checked again before every turn──► the system prompt
+
+In the system prompt no compaction layer ever touches them, and the prompt cache keeps them cheap:
+the standing rules of a project ("never touch legacy/", "tabs in the Makefile") cannot be compacted
+away. The file is the same one Codex, opencode (AGENTS.md) and Claude Code (CLAUDE.md) users already
+keep. A missing file is fine; an unreadable one costs one line; a huge one is cut at MAX_CHARS with
+one line saying so.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+FILE_NAMES = ("AGENTS.md", "CLAUDE.md")       # the first that exists is used
+MAX_CHARS = 32_000                            # Codex caps its project docs at 32 KiB as well
+
+
+@dataclass(frozen=True)
+class Instructions:
+    path: Path | None = None      # the file used, if any
+    text: str = ""                # what goes into the system prompt (capped)
+    size: int = 0                 # bytes on disk
+    warning: str = ""             # one line, when the file could not be used whole
+    stamp: tuple = ()             # what `changed` compares
+
+    def prompt_section(self) -> str:
+        if not self.text.strip():
+            return ""
+        return (f"\n\n# Project instructions ({self.path.name} in the workspace root; the person's standing "
+                f"rules for this project — follow them)\n{self.text.strip()}")
+
+
+def _stamp(workspace: Path) -> tuple:
+    for name in FILE_NAMES:
+        try:
+            st = os.stat(workspace / name)
+        except OSError:
+            continue
+        return name, st.st_mtime_ns, st.st_size, st.st_ino
+    return ()
+
+
+def load_instructions(workspace: Path) -> Instructions:
+    stamp = _stamp(workspace)
+    if not stamp:
+        return Instructions()
+    path = workspace / stamp[0]
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_CHARS * 4 + 4)
+    except OSError as exc:
+        return Instructions(path, "", stamp[2], f"cannot read {path.name} ({exc.strerror or exc}); going on "
+                                               "without project instructions", stamp)
+    text = raw.decode("utf-8", errors="replace")
+    warning = ""
+    if len(text) > MAX_CHARS or stamp[2] > len(raw):
+        text = text[:MAX_CHARS]
+        warning = (f"{path.name} is {stamp[2]:,} bytes; only its first {MAX_CHARS:,} characters are used as "
+                   "project instructions")
+    return Instructions(path, text, stamp[2], warning, stamp)
+
+
+def changed(current: Instructions, workspace: Path) -> bool:
+    """Has the file (or which file is used) changed since `current` was loaded?"""
+    return _stamp(workspace) != current.stamp
