@@ -8,7 +8,8 @@ files, large command outputs, edits, new files — is replayed against the
 local stand-in (which simulates prompt caching like the API) by the real
 agent, in-process, once per configuration:
 
-    tutorial        the seeds: micro clearing every turn, snip by one step at 50, no cache breakpoints
+    tutorial        the seeds: micro clearing every turn, snip by one step at 50, no cache breakpoints,
+                    only the summary kept by a compaction (no messages of the person's, no work ledger)
     tutorial+cache  the same with cache breakpoints
     default         s08 as shipped
     none            no compaction at all, until the stand-in refuses the prompt
@@ -49,9 +50,10 @@ from standin.cache import PromptCache, shared_prefix  # noqa: E402
 
 TURNS, FILES, SEED = 25, 60, 8
 NEVER = 10 ** 9
+TUTORIAL = dict(micro_clear_at_least=0, snip_target_messages=50, user_messages_budget=0, ledger_budget=0)
 CONFIGS = {                     # name: (settings, seconds between turns, minimum cacheable tokens)
-    "tutorial": (dict(prompt_cache="off", micro_clear_at_least=0, snip_target_messages=50), 30, 1024),
-    "tutorial+cache": (dict(prompt_cache="on", micro_clear_at_least=0, snip_target_messages=50), 30, 1024),
+    "tutorial": (dict(TUTORIAL, prompt_cache="off"), 30, 1024),
+    "tutorial+cache": (dict(TUTORIAL, prompt_cache="on"), 30, 1024),
     "default": ({}, 30, 1024),
     "none": (dict(context_limit=NEVER, snip_max_messages=NEVER, persist_threshold=NEVER, round_budget=NEVER,
                   micro_clear_at_least=NEVER), 30, 1024),

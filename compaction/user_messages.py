@@ -155,6 +155,8 @@ class UserMessages:
         """The text blocks that make every recorded message missing from `kept` visible, within `budget`
         tokens (newest first), and the indexes this cut moves out of place. `saved_in` is the transcript
         of the cut being made: call `saved(i, saved_in)` for those indexes once the cut is kept."""
+        if budget <= 0:               # USER_MESSAGES_BUDGET=0: kept nowhere (the tutorial's behaviour)
+            return [], []
         shown = self.visible(kept)
         moved = [i for i in range(len(self.entries)) if i not in shown and not self.entries[i].saved_in]
         where = {i: self.entries[i].saved_in or saved_in or WHOLE_SOMEWHERE for i in range(len(self.entries))}
