@@ -72,7 +72,7 @@ def print_banner(console: Console, app) -> None:
     s = app.settings
     console.print("[bold cyan]s08[/bold cyan] — a coding agent that compacts its own context")
     model = escape(s.model_id) + (" [yellow](offline demo, scripted replies)[/yellow]" if app.demo else "")
-    endpoint = f"built-in, {escape(s.base_url)}" if app.demo else escape(s.base_url)
+    endpoint = "built-in (offline)" if app.demo else escape(s.base_url)
     console.print(f"[dim]model[/dim] {model}  [dim]workspace[/dim] {escape(str(app.workspace))}  "
                   f"[dim]endpoint[/dim] {endpoint}")
     console.print("[dim]Enter sends · Alt-Enter (or Esc Enter) adds a line · /help for commands · "
