@@ -115,3 +115,9 @@ def test_sigterm_kills_the_running_command(tmp_path, workspace, standin):
     except ProcessLookupError:
         alive = False
     assert not alive
+
+
+def test_version(tmp_path, workspace):
+    from version import __version__
+    proc = run(["--version"], base_env(tmp_path, None), workspace)
+    assert proc.returncode == 0 and proc.stdout == f"s08 {__version__}\n"
