@@ -4,6 +4,9 @@
     python agent.py -p "prompt"      one request, prints the final answer (exit 0, or 1 on failure)
     echo "prompt" | python agent.py  one turn per input line, exits at end of input
     python agent.py --continue       reopen the newest session of this workspace (--resume [id]: pick one)
+    python agent.py --demo           the built-in offline demo model (the default when no key is configured)
+
+Installed with `pipx install .`, the same program is the `s08` command (see launch.py).
 
 Builds the App (settings → model client → agent) and hands it to the UI.
 The loop itself lives in loop.py; all printing in ui/.
@@ -17,16 +20,18 @@ import signal
 import sys
 from pathlib import Path
 
-from config import load_settings, missing_key_message
+from access import Access
+from config import missing_key_message
 from compaction import Continuity
 from compaction.tokens import breakdown
 from costs import Ledger, price_of
-from events import ContextReport, CostReport, MemoryReport, Notice, ResponseDone, TurnStatus, ignore
+from events import Ask, ContextReport, CostReport, MemoryReport, Notice, ResponseDone, TurnStatus, ignore
 from history import drop_interruption_marks
 from llm import LLM
 from loop import Agent, TurnResult, agent_loop, run_turn  # noqa: F401  (agent_loop re-exported)
 from session import (LoadedSession, SessionBusy, SessionHistory, SessionLog, find_session, list_sessions,
                      load_session, open_session)
+from version import __version__
 
 
 QUIT = "quit"
@@ -39,10 +44,12 @@ class App:
     QUIT = QUIT
 
     def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
-                 resume: LoadedSession | None = None):
+                 resume: LoadedSession | None = None, demo: str | None = None):
         self.workspace = workspace.resolve()
         self.env_file, self.environ = env_file, environ
         self.ui_emit = ignore
+        self.ask: Ask | None = None               # the UI's way to ask the person (None: nobody to ask)
+        self.access = Access(self.workspace, env_file, environ, demo)   # settings, pinned endpoint, demo
         self.ledger = Ledger()
         self.messages = SessionHistory()          # replaced below; exists before anything can emit
         self.resumed = resume
@@ -75,21 +82,20 @@ class App:
 
     def close(self) -> None:
         self.messages.log.close()
+        self.access.close()
 
     @property
     def env_path(self) -> Path:
         return self.env_file or self.workspace / ".env"
 
-    def _env_stamp(self):
-        try:
-            return self.env_path.stat().st_mtime_ns
-        except OSError:
-            return None
+    @property
+    def demo(self) -> bool:
+        """The built-in demo model answers (no key configured, or --demo)."""
+        return self.access.demo_active
 
     def load(self) -> None:
-        """(Re)read the settings and build the agent — a fresh compactor included."""
-        result = load_settings(self.workspace, self.env_file, self.environ)
-        self.settings, self.warnings, self.env_stamp = result.settings, result.warnings, self._env_stamp()
+        """Build the agent from the current settings — a fresh compactor included."""
+        self.settings, self.warnings = self.access.settings(), self.access.result.warnings
         llm = LLM(self.settings) if self.settings.has_credentials else None
         self.continuity.workspace = self.workspace
         self.agent = Agent(self.settings, self.workspace, llm, self.emit, continuity=self.continuity)
@@ -108,19 +114,32 @@ class App:
         self.agent.emit = self.emit
 
     def missing_key_message(self) -> str:
-        return missing_key_message(self.env_path.parent)
+        return missing_key_message(self.env_path.parent, self.environ)
 
     def _reload_if_changed(self) -> None:
-        """A key fixed in .env (after a 401, or added after start-up) is used without a restart."""
-        if self._env_stamp() == self.env_stamp and self.agent.llm is not None:
-            return
+        """A settings file edited while s08 runs is used from the next turn — except the endpoint, the
+        key and the model, which change only with the person's consent (see access.py)."""
         before = self.settings
-        self.load()
-        self.agent.emit = self.emit
+        changed = self.access.reload(self.ask, self.emit)
+        if not changed:
+            return
+        self._rebuild()
         if self.settings != before:
-            self.emit(Notice(f"[settings reloaded from {self.env_path.name}]", "info"))
+            self.emit(Notice(f"[settings reloaded from {', '.join(changed)}]", "info"))
             for warning in self.warnings:
                 self.emit(Notice(warning, "warning"))
+
+    def _rebuild(self) -> None:
+        self.load()
+        self.agent.emit = self.emit
+
+    def login(self, key: str | None = None) -> None:
+        if self.access.login(self.ask, self.emit, key):
+            self._rebuild()
+
+    def logout(self) -> None:
+        if self.access.logout(self.emit):
+            self._rebuild()
 
     def turn(self, text: str | None) -> TurnResult:
         self._reload_if_changed()
@@ -132,7 +151,7 @@ class App:
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.settings.context_limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.dollars(self.price),
-                                 self.settings.caching))
+                                 self.settings.caching, self.demo))
         return result
 
     @property
@@ -170,6 +189,9 @@ class App:
             "/cost": ("tokens and estimated cost of this session", lambda _arg: self.cost()),
             "/memory": ("what s08 keeps through every compaction: AGENTS.md, your messages, the work ledger",
                         lambda _arg: self.memory()),
+            "/login": ("check an API key and store it in your user-level settings file",
+                       lambda _arg: self.login()),
+            "/logout": ("remove the stored API key", lambda _arg: self.logout()),
             "/quit": ("leave s08", lambda _arg: None),
         }
 
@@ -221,6 +243,9 @@ class App:
 def _print_warnings(app: App) -> None:
     for warning in app.warnings + (app.resumed.notices if app.resumed else []):
         print(warning, file=sys.stderr)
+    if app.demo:
+        from ui import demo_notice
+        print(demo_notice(app), file=sys.stderr)
 
 
 def _run_once(app: App, prompt: str) -> int:
@@ -283,8 +308,8 @@ def _pick_session(workspace: Path, args) -> LoadedSession | None:
     return load_session(path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python agent.py", description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None, prog: str = "python agent.py") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
     parser.add_argument("-c", "--continue", dest="cont", action="store_true",
@@ -296,6 +321,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env-file", type=Path, default=None, help="read settings from this file "
                         "instead of <workspace>/.env")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    demo = parser.add_mutually_exclusive_group()
+    demo.add_argument("--demo", dest="demo", action="store_const", const="on",
+                      help="answer with the built-in offline demo model (scripted replies), even with a key")
+    demo.add_argument("--no-demo", dest="demo", action="store_const", const="off",
+                      help="never use the demo model: without a key, say so and stop (same as DEMO=off)")
+    parser.add_argument("--version", action="version", version=f"s08 {__version__}")
     args = parser.parse_args(argv)
     workspace = (args.workspace or Path(os.getcwd())).expanduser().resolve()
     if not workspace.is_dir():
@@ -303,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         loaded = _pick_session(workspace, args) if args.cont or args.resume is not None else None
-        app = App(workspace, args.env_file, resume=loaded)
+        app = App(workspace, args.env_file, resume=loaded, demo=args.demo)
     except SessionBusy as exc:
         print(f"{exc}; close it there first, or pick another with --resume", file=sys.stderr)
         return 1

@@ -1,10 +1,12 @@
-"""Settings: one table of every knob, read from the environment and `.env`.
+"""Settings: one table of every knob, read from the environment and the settings files.
 
 Precedence is process environment > `<workspace>/.env` (or `--env-file`) >
-the defaults below. `.env` values are *not* copied into `os.environ`, so
+the user-level file (`~/.config/s08/.env`, where /login keeps the key) >
+the defaults below. File values are *not* copied into `os.environ`, so
 commands run by the bash tool never see the API key. A value that does not
 parse never crashes the program: it becomes a one-line warning naming the
-setting, and the default is used instead.
+setting, and the default is used instead. `SettingsResult.sources` says where
+each value came from ("environment" or a file's path).
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ class Settings:
     # --- cost ---
     prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool")
     model_price: str = _field("", "USD per million input,output tokens (overrides the built-in table)", "price")
+    # --- first run ---
+    demo: str = _field("auto", "the built-in offline demo model: auto (when no key is configured), on, off",
+                       "demo")
 
     @property
     def caching(self) -> bool:
@@ -85,11 +90,13 @@ class Settings:
 
 
 class SettingsResult:
-    """Settings plus the warnings met while reading them (one line each)."""
+    """Settings plus the warnings met while reading them (one line each), and where each value that is
+    not a default came from: `sources["ANTHROPIC_API_KEY"]` is "environment" or a settings file's path."""
 
-    def __init__(self, settings: Settings, warnings: list[str]):
+    def __init__(self, settings: Settings, warnings: list[str], sources: dict[str, str] | None = None):
         self.settings = settings
         self.warnings = warnings
+        self.sources = sources or {}
 
 
 def _parse(name: str, raw: str, kind: str, minimum):
@@ -100,6 +107,13 @@ def _parse(name: str, raw: str, kind: str, minimum):
         if word not in ("on", "off", "true", "false", "1", "0", "yes", "no"):
             raise ValueError("must be on or off")
         return "on" if word in ("on", "true", "1", "yes") else "off"
+    elif kind == "demo":
+        word = raw.strip().lower()
+        words = {"auto": "auto", "on": "on", "true": "on", "yes": "on", "1": "on",
+                 "off": "off", "false": "off", "no": "off", "0": "off"}
+        if word not in words:
+            raise ValueError("must be auto, on or off")
+        return words[word]
     elif kind == "price":
         try:
             parts = [float(p) for p in raw.replace(" ", "").split(",")]
@@ -129,41 +143,58 @@ def _dotenv_problems(path: Path) -> list[str]:
         return [f"cannot read {path}: {exc.strerror}"]
 
 
+def _read_file(path: Path, warnings: list[str]) -> dict[str, str]:
+    warnings += _dotenv_problems(path)
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return {}
+    values = dotenv_values(stream=io.StringIO(text), interpolate=False)     # literal: no ${VAR} from the environment
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _label(path: Path, workspace_env: Path) -> str:
+    """How a warning names a settings file: `.env` for the workspace's, the path for the others."""
+    return ".env" if path == workspace_env else str(path)
+
+
 def load_settings(workspace: Path, env_file: Path | None = None,
-                  environ: dict[str, str] | None = None) -> SettingsResult:
-    """Read every setting; never raises for a bad value."""
+                  environ: dict[str, str] | None = None, user_file: Path | None = None) -> SettingsResult:
+    """Read every setting; never raises for a bad value. `user_file` defaults to user_settings_file()."""
     environ = dict(os.environ if environ is None else environ)
     warnings: list[str] = []
     env_path = env_file or workspace / ".env"
-    file_values: dict[str, str] = {}
+    user_path = user_file or user_settings_file(environ)
+    layers: list[tuple[str, dict[str, str]]] = [("environment", environ)]
     if env_path.is_file():
-        warnings += _dotenv_problems(env_path)
-        text = env_path.read_bytes().decode("utf-8", errors="replace")
-        file_values = {k: v for k, v in dotenv_values(stream=io.StringIO(text)).items() if v is not None}
+        layers.append((str(env_path), _read_file(env_path, warnings)))
     elif env_file is not None:
         warnings.append(f"env file {env_file} not found; using the environment only")
+    if user_path.is_file() and user_path != env_path:
+        layers.append((str(user_path), _read_file(user_path, warnings)))
 
-    values = {}
+    values, sources = {}, {}
     for f in fields(Settings):
         name = f.name.upper()
-        source = "environment" if name in environ else ".env" if name in file_values else None
-        if source is None:
-            continue
-        raw = environ[name] if source == "environment" else file_values[name]
-        if raw.strip() == "":
+        found = next(((source, layer[name]) for source, layer in layers
+                      if name in layer and layer[name].strip() != ""), None)
+        if found is None:
             continue      # an empty value means "not set" (as in a copied .env.example)
+        source, raw = found
         try:
             values[f.name] = _parse(name, raw, f.metadata["kind"], f.metadata["min"])
+            sources[name] = source
         except ValueError as exc:
             reason = str(exc) if str(exc).startswith("must") else \
                 f"must be a {'whole ' if f.metadata['kind'] == 'int' else ''}number"
             default = repr(f.default) if f.default != "" else "(none)"
-            warnings.append(f"{name}={raw!r} (from {source}) {reason}; using the default {default}")
+            where = source if source == "environment" else _label(Path(source), env_path)
+            warnings.append(f"{name}={raw!r} (from {where}) {reason}; using the default {default}")
     settings = Settings(**values)
     if settings.context_limit >= settings.context_window:
         warnings.append(f"CONTEXT_LIMIT ({settings.context_limit:,}) is not below CONTEXT_WINDOW "
                         f"({settings.context_window:,}): compaction would only start after the model refuses")
-    return SettingsResult(settings, warnings)
+    return SettingsResult(settings, warnings, sources)
 
 
 def user_settings_file(environ: dict[str, str] | None = None) -> Path:
@@ -173,9 +204,10 @@ def user_settings_file(environ: dict[str, str] | None = None) -> Path:
     return Path(base).expanduser() / USER_SETTINGS_FOLDER / ".env"
 
 
-def missing_key_message(workspace: Path) -> str:
-    return (f"No API key configured. Put ANTHROPIC_API_KEY=sk-ant-... in {workspace / '.env'} "
-            "(or export it; ANTHROPIC_AUTH_TOKEN works for compatible endpoints).")
+def missing_key_message(workspace: Path, environ: dict[str, str] | None = None) -> str:
+    return (f"No API key configured. Run /login in the REPL, or put ANTHROPIC_API_KEY=sk-ant-... in "
+            f"{workspace / '.env'} or {user_settings_file(environ)} (or export it; ANTHROPIC_AUTH_TOKEN "
+            "works for compatible endpoints).")
 
 
 def describe_settings() -> list[tuple[str, object, str]]:

@@ -79,6 +79,7 @@ class TurnStatus:
     hit_rate: float | None
     cost: float | None
     caching: bool = True
+    demo: bool = False               # the built-in demo model answered, not a real one
 
 
 @dataclass
@@ -110,7 +111,17 @@ class CostReport:
     tally: Any
 
 
+@dataclass
+class Question:
+    """Something only the person can decide (a changed endpoint, a key to store). Not emitted: the
+    UI's `ask(question)` shows `text`, reads one line after `prompt` and returns it (None: no answer)."""
+    text: str
+    prompt: str = "[y/N] "
+    secret: bool = False      # hidden input (a key)
+
+
 Emit = Callable[[Any], None]
+Ask = Callable[[Question], "str | None"]
 
 
 def ignore(_event: Any) -> None:

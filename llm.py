@@ -271,3 +271,26 @@ class LLM:
             emit(ResponseDone(reply.stop_reason, reply.usage, purpose))
             return reply
         raise AssertionError("unreachable")
+
+
+@dataclass
+class KeyCheck:
+    ok: bool                  # the endpoint accepted the key
+    refused: bool = False     # the endpoint said no (401/403): do not store it
+    reason: str = ""          # one line, never containing the key
+
+
+def check_key(key: str, base_url: str, timeout: float = 20.0) -> KeyCheck:
+    """One cheap request with `key`: list one model (free; the stand-in answers it too)."""
+    client = anthropic.Anthropic(base_url=base_url, api_key=key, max_retries=0, timeout=timeout)
+    try:
+        client.models.list(limit=1)
+        return KeyCheck(True)
+    except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
+        return KeyCheck(False, True, f"{base_url} refused the key ({exc.status_code})")
+    except anthropic.APIStatusError as exc:
+        return KeyCheck(False, False, f"{base_url} answered {exc.status_code} to the check")
+    except anthropic.APIConnectionError as exc:
+        return KeyCheck(False, False, classify(exc, base_url, "", timeout).args[0])
+    finally:
+        client.close()

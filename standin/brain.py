@@ -5,13 +5,18 @@ real tool calls, enough to run the tutorial's experiments by hand:
 
     run <command>                        one bash call, then a one-line report
     read <path> [and <path> ...]         read_file calls (several at once = parallel tool_use)
+    write <path>: <text>                 a write_file call (\\n in the text is a line break)
+    edit <path>: replace <old> with <new>   an edit_file call
     read every Python file one by one    find, then one read_file per reply until done
     use the compact tool [focus: ...]    a compact call
     tell me a long story                 a slow streamed answer (try Ctrl-C)
     a summary request                    a summary built from the conversation it was sent
+    anything else                        a short reply listing what it understands
 
 It keeps the plan of the current multi-step request in memory, so it carries
-on correctly after the agent compacts its history.
+on correctly after the agent compacts its history. `Brain(label="[demo] ")`
+puts the label in front of every answer (not of summaries), so its replies
+cannot pass for a real model's.
 """
 
 from __future__ import annotations
@@ -19,6 +24,13 @@ from __future__ import annotations
 import re
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
+WRITE = re.compile(r"^(?:write|create|写入|写文件|创建)\s*(?:file\s+|文件\s*)?(?P<path>[^\s:：]+)"
+                   r"\s*(?:[:：]|\s+with\s+|\s+containing\s+)\s*(?P<content>.+)$", re.I | re.S)
+WRITE_TO = re.compile(r"^write\s+(?P<content>.+?)\s+(?:to|into)\s+(?P<path>\S+)$", re.I | re.S)
+EDIT = re.compile(r"^(?:edit|change|in|编辑|修改|在)\s*(?P<path>[^\s:：]+?)\s*(?:[:：]|\s|里|中)\s*(?:,\s*)?"
+                  r"(?:replace|把|将)\s*(?P<old>.+?)\s*(?:\bwith\b|\bby\b|->|→|改成|改为|替换为|替换成|换成)"
+                  r"\s*(?P<new>.+)$", re.I | re.S)
+QUOTES = " `'\"“”‘’「」"
 STORY = ("Once upon a time a small agent lived in a terminal. Every day it read files, ran commands and "
          "wrote code, and every day its memory grew a little fuller. ") * 8
 
@@ -29,8 +41,34 @@ def _text_of(content) -> str:
     return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
+HINT = ("I am a scripted stand-in model, not an AI; I understand only: run <command> · read <file> · "
+        "write <file>: <text> · edit <file>: replace <old> with <new> · read every Python file one by one · "
+        "use the compact tool, focus: <topic> · tell me a long story.")
+HINT_ZH = ("我是脚本化的替身模型，不是 AI，只听得懂：运行 <命令> · 读取 <文件> · 写入 <文件>：<内容> · "
+           "编辑 <文件>：把 <旧> 改成 <新> · 逐个读取所有 python 文件 · 使用 compact 工具，重点：<主题> · 讲一个长故事。")
 NOT_TYPED = ("[snipped ", "[compacted]", "[Request interrupted", "[The session stopped", "The user's first request",
              "Summary of the conversation so far", "<summary-request>")
+
+
+def _unquote(text: str) -> str:
+    return text.strip().strip(QUOTES).replace("\\n", "\n")
+
+
+def _file_request(request: str, zh: bool) -> dict | None:
+    """write/edit requests → a write_file or edit_file call (None: not one of those)."""
+    match = EDIT.match(request)
+    if match and _unquote(match.group("old")):
+        return {"text": "好的，我来修改。" if zh else "Editing it.",
+                "tool_calls": [{"name": "edit_file", "input": {"path": match.group("path").strip(QUOTES),
+                                                                "old_text": _unquote(match.group("old")),
+                                                                "new_text": _unquote(match.group("new"))}}]}
+    match = WRITE.match(request) or WRITE_TO.match(request)
+    if match:
+        content = _unquote(match.group("content"))
+        return {"text": "好的，我来写入。" if zh else "Writing it.",
+                "tool_calls": [{"name": "write_file", "input": {"path": match.group("path").strip(QUOTES),
+                                                                 "content": content + "\n"}}]}
+    return None
 
 
 def _latest_request(messages: list[dict]) -> str:
@@ -45,6 +83,13 @@ def _latest_request(messages: list[dict]) -> str:
         if typed:
             return typed[-1]
     return ""
+
+
+def _outcome(text: str) -> str:
+    """A tool result in a few words: its size and exit code, not its content."""
+    lines = text.strip().splitlines()
+    code = re.search(r"\[exit code (\d+)\]\s*$", text)
+    return f"{len(lines)} line{'' if len(lines) == 1 else 's'}" + (f", exit code {code.group(1)}" if code else "")
 
 
 def _summary_requested(messages: list[dict]) -> bool:
@@ -71,10 +116,17 @@ def _result_text(block: dict) -> str:
 class Brain:
     """Callable reply source for StandIn(brain=Brain())."""
 
-    def __init__(self):
+    def __init__(self, label: str = ""):
         self.plan_key, self.files, self.next_file = None, None, 0
+        self.label = label
 
     def __call__(self, body: dict) -> dict:
+        reply = self._answer(body)
+        if self.label and reply.get("text") and not _summary_requested(body["messages"]):
+            reply["text"] = self.label + reply["text"]
+        return reply
+
+    def _answer(self, body: dict) -> dict:
         messages = body["messages"]
         request = _latest_request(messages)
         low = request.lower()
@@ -91,6 +143,9 @@ class Brain:
         if match:
             return {"text": "好的，我来运行。" if zh else "Running it.",
                     "tool_calls": [{"name": "bash", "input": {"command": match.group(1).strip()}}]}
+        edit = _file_request(request, zh)
+        if edit:
+            return edit
         match = re.match(r"^(?:read|读取|读)\s+(.+)$", request, re.I)
         if match:
             paths = [p.strip(" `'\"") for p in re.split(r",|\band\b|和", match.group(1)) if p.strip(" `'\"")]
@@ -101,9 +156,8 @@ class Brain:
                     "tool_calls": [{"name": "compact", "input": {"focus": focus.group(1).strip()} if focus else {}}]}
         if "story" in low or "故事" in request:
             return {"text": STORY.strip(), "delay": 0.03, "chunk": 6}
-        hint = ("I am the local stand-in model. Try: 'run ls -la', 'read README.md', "
-                "'read every Python file one by one', 'use the compact tool', 'tell me a long story'.")
-        return {"text": (f"你说：{request[:200]}\n" if zh else f"You said: {request[:200]}\n") + hint}
+        said = f"你说：{request[:200]}\n" if zh else f"You said: {request[:200]}\n"
+        return {"text": said + (HINT_ZH if zh else HINT)}
 
     def _read_all(self, request: str, results: list[dict], zh: bool) -> dict:
         find = {"tool_calls": [{"name": "bash", "input": {
@@ -131,11 +185,13 @@ class Brain:
             text = _result_text(r).strip()
             first = text.splitlines()[0][:120] if text else "(empty)"
             status = "error" if r.get("is_error") else "ok"
-            lines.append(f"- {status}: {first} ({len(text.splitlines())} lines)")
+            count = len(text.splitlines())
+            lines.append(f"- {status}: {first} ({count} line{'' if count == 1 else 's'})")
         return ("工具结果：\n" if zh else "Tool results:\n") + "\n".join(lines)
 
     def _summary(self, messages: list[dict]) -> str:
-        requests, files, commands = [], [], []
+        requests, files, commands, outcomes, calls = [], [], [], [], {}
+        focus = re.search(r"Pay special attention to: (.+)", _text_of(messages[-1]["content"]))
         for msg in messages:
             if msg["role"] == "user":
                 content = msg["content"]
@@ -143,16 +199,23 @@ class Brain:
                         b.get("text", "") for b in content if b.get("type") == "text"]:
                     if text.strip() and not text.strip().startswith(NOT_TYPED):
                         requests.append(text.strip().splitlines()[0][:200])
+                if isinstance(content, list):
+                    outcomes += [(b.get("tool_use_id"), _result_text(b)) for b in content
+                                 if b.get("type") == "tool_result"]
             elif isinstance(msg["content"], list):
                 for b in msg["content"]:
                     if b.get("type") == "tool_use":
                         inp = b.get("input", {})
+                        what = f"{b['name']} {inp.get('path') or inp.get('command') or ''}"
+                        calls[b.get("id")] = " ".join(what.split())[:80]
                         if "path" in inp:
                             files.append(f"{b['name']} {inp['path']}")
                         if "command" in inp:
                             commands.append(inp["command"][:120])
-        out = ["## User requests"] + [f"- {r}" for r in requests[-10:]]
+        out = [f"## Focus\n- {focus.group(1).strip()[:200]}"] if focus else []
+        out += ["## User requests"] + [f"- {r}" for r in requests[-10:]]
         out += ["## Files touched"] + [f"- {f}" for f in dict.fromkeys(files)][-40:]
         out += ["## Commands run"] + [f"- {c}" for c in dict.fromkeys(commands)][-20:]
+        out += ["## Latest results"] + [f"- {calls.get(i, 'a tool')}: {_outcome(t)}" for i, t in outcomes[-5:]]
         out += ["## Current state", "- Continue with the latest user request."]
         return "\n".join(out)

@@ -55,11 +55,12 @@ class StandIn:
 
     def __init__(self, script=None, brain=None, strict: bool = True, context_window: int = DEFAULT_WINDOW,
                  api_key: str | None = None, port: int = 0, chunk: int = 12, delay: float = 0.0,
-                 verbose: bool = False, cache: PromptCache | None = None):
+                 verbose: bool = False, cache: PromptCache | None = None, record: bool = True):
         self.replies = deque(script or [])
         self.brain = brain
         self.strict, self.context_window, self.api_key = strict, context_window, api_key
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
+        self.record = record                 # False: keep no request bodies (a long-running demo)
         self.requests: list[dict] = []       # bodies of /v1/messages requests, in order
         self.rejections: list[str] = []      # 400 messages sent back for invalid requests
         self.answers: list[str] = []         # one line per /v1/messages request: "200 end_turn", "400 prompt is…"
@@ -209,6 +210,8 @@ def _handler_for(server: StandIn):
             if self.path.startswith("/_standin/requests"):
                 self._send_json(200, server.requests)
             elif self.path.startswith("/v1/models"):
+                if not self._authorized():
+                    return
                 self._send_json(200, {"data": [{"id": "stand-in", "type": "model", "display_name": "Stand-in",
                                                 "created_at": "2026-01-01T00:00:00Z"}], "has_more": False})
             else:
@@ -225,7 +228,7 @@ def _handler_for(server: StandIn):
             counting = self.path.startswith("/v1/messages/count_tokens")
             if not counting and not self.path.startswith("/v1/messages"):
                 return self._send_error(404, f"Not found: {self.path}")
-            if not counting:
+            if not counting and server.record:
                 with server.lock:
                     server.requests.append(body)
             try:
@@ -279,7 +282,8 @@ def _handler_for(server: StandIn):
                 else "model_context_window_exceeded")
             stop = forced or stop
             usage = {**server.cache.usage(body), "output_tokens": max(1, out_tokens), **reply.get("usage", {})}
-            server.usages.append({**usage, "request": len(server.requests) - 1})
+            if server.record:
+                server.usages.append({**usage, "request": len(server.requests) - 1})
             message = {"id": _id("msg_01"), "type": "message", "role": "assistant", "model": body["model"],
                        "content": [{k: v for k, v in b.items() if k != "_partial"} for b in blocks],
                        "stop_reason": stop, "stop_sequence": None, "usage": usage}

@@ -48,9 +48,11 @@ def test_bad_setting_is_a_warning_not_a_crash(tmp_path, workspace, standin):
     assert standin.requests[-1]["max_tokens"] == 8000
 
 
-def test_missing_key_in_print_mode(tmp_path, workspace):
-    proc = run(["-p", "hi"], base_env(tmp_path, None), workspace)
-    assert proc.returncode == 1 and "ANTHROPIC_API_KEY=sk-ant-..." in proc.stderr
+def test_missing_key_in_print_mode_with_the_demo_off(tmp_path, workspace):
+    for args, env in ((["--no-demo"], {}), ([], {"demo": "off"})):
+        proc = run([*args, "-p", "hi"], base_env(tmp_path, None, **env), workspace)
+        assert proc.returncode == 1 and "ANTHROPIC_API_KEY=sk-ant-..." in proc.stderr and proc.stdout == ""
+        assert "/login" in proc.stderr
 
 
 def test_workspace_must_exist(tmp_path):
@@ -113,3 +115,9 @@ def test_sigterm_kills_the_running_command(tmp_path, workspace, standin):
     except ProcessLookupError:
         alive = False
     assert not alive
+
+
+def test_version(tmp_path, workspace):
+    from version import __version__
+    proc = run(["--version"], base_env(tmp_path, None), workspace)
+    assert proc.returncode == 0 and proc.stdout == f"s08 {__version__}\n"

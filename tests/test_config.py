@@ -10,8 +10,13 @@ from config import DEFAULT_MODEL, describe_settings, load_settings
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def bare(workspace: Path) -> dict:
+    """An environment with nothing set, and a home of its own (no user-level settings file)."""
+    return {"HOME": str(workspace.parent / "home")}
+
+
 def test_defaults(workspace):
-    s = load_settings(workspace, environ={}).settings
+    s = load_settings(workspace, environ=bare(workspace)).settings
     assert s.model_id == DEFAULT_MODEL and s.max_tokens == 8000 and s.bash_timeout == 120
     assert s.base_url == "https://api.anthropic.com" and not s.has_credentials
 
@@ -19,7 +24,7 @@ def test_defaults(workspace):
 def test_dotenv_is_read_and_environment_wins(workspace):
     (workspace / ".env").write_text("MODEL_ID=from-file\nMAX_TOKENS=1234\nANTHROPIC_API_KEY=file-key\n"
                                     "ANTHROPIC_BASE_URL=http://127.0.0.1:9/\n")
-    result = load_settings(workspace, environ={"MODEL_ID": "from-env"})
+    result = load_settings(workspace, environ={"MODEL_ID": "from-env", **bare(workspace)})
     s = result.settings
     assert (s.model_id, s.max_tokens, s.anthropic_api_key) == ("from-env", 1234, "file-key")
     assert s.base_url == "http://127.0.0.1:9" and not result.warnings
@@ -28,7 +33,7 @@ def test_dotenv_is_read_and_environment_wins(workspace):
 
 def test_bad_values_become_one_line_warnings_and_defaults(workspace):
     (workspace / ".env").write_text("MAX_TOKENS=lots\nBASH_TIMEOUT=-5\nAPI_MAX_RETRIES=2.5\n")
-    result = load_settings(workspace, environ={})
+    result = load_settings(workspace, environ=bare(workspace))
     s = result.settings
     assert (s.max_tokens, s.bash_timeout, s.api_max_retries) == (8000, 120, 2)
     text = "\n".join(result.warnings)
@@ -40,7 +45,7 @@ def test_bad_values_become_one_line_warnings_and_defaults(workspace):
 
 def test_unparseable_dotenv_line_is_reported(workspace):
     (workspace / ".env").write_text("MODEL_ID=ok\nthis is not a setting\nMAX_TOKENS=10\n")
-    result = load_settings(workspace, environ={})
+    result = load_settings(workspace, environ=bare(workspace))
     assert result.settings.model_id == "ok" and result.settings.max_tokens == 10
     assert any("line 2" in w for w in result.warnings)
 
@@ -53,7 +58,42 @@ def test_env_example_documents_every_setting():
 
 def test_non_finite_numbers_and_bad_bytes_are_refused_not_crashed_on(workspace):
     (workspace / ".env").write_bytes(b"BASH_TIMEOUT=nan\nAPI_TIMEOUT=inf\nMODEL_ID=caf\xff\n")
-    result = load_settings(workspace, environ={})
+    result = load_settings(workspace, environ=bare(workspace))
     s = result.settings
     assert (s.bash_timeout, s.api_timeout) == (120, 600) and s.model_id == "caf\ufffd"
     assert sum("must be a finite number" in w for w in result.warnings) == 2
+
+
+def test_precedence_environment_then_workspace_then_user_file_then_defaults(workspace):
+    from config import user_settings_file
+    env = {**bare(workspace), "MODEL_ID": "from-env"}
+    user = user_settings_file(env)
+    user.parent.mkdir(parents=True)
+    user.write_text("MODEL_ID=from-user\nMAX_TOKENS=111\nBASH_TIMEOUT=7\nANTHROPIC_API_KEY=user-key\n")
+    (workspace / ".env").write_text("MAX_TOKENS=222\nBASH_TIMEOUT=\n")      # empty = not set: the user file's
+    result = load_settings(workspace, environ=env)
+    s = result.settings
+    assert (s.model_id, s.max_tokens, s.bash_timeout, s.anthropic_api_key) == ("from-env", 222, 7, "user-key")
+    assert result.sources == {"MODEL_ID": "environment", "MAX_TOKENS": str(workspace / ".env"),
+                              "BASH_TIMEOUT": str(user), "ANTHROPIC_API_KEY": str(user)}
+    assert s.context_limit == 50_000 and "CONTEXT_LIMIT" not in result.sources      # a default has no source
+
+
+def test_user_file_under_xdg_config_home_and_bad_values_name_it(workspace):
+    from config import user_settings_file
+    env = {**bare(workspace), "XDG_CONFIG_HOME": str(workspace.parent / "xdg")}
+    user = user_settings_file(env)
+    assert user == workspace.parent / "xdg" / "s08" / ".env"
+    user.parent.mkdir(parents=True)
+    user.write_text("MAX_TOKENS=many\nDEMO=sometimes\n")
+    result = load_settings(workspace, environ=env)
+    assert result.settings.max_tokens == 8000 and result.settings.demo == "auto"
+    assert any(f"MAX_TOKENS='many' (from {user})" in w for w in result.warnings)
+    assert any("DEMO='sometimes'" in w and "must be auto, on or off" in w for w in result.warnings)
+
+
+def test_values_are_taken_literally_never_expanded_from_the_environment(workspace):
+    (workspace / ".env").write_text("MODEL_ID=${ANTHROPIC_API_KEY}\nANTHROPIC_AUTH_TOKEN='tok-$HOME'\n")
+    env = {**bare(workspace), "ANTHROPIC_API_KEY": "sk-secret-value"}
+    s = load_settings(workspace, environ=env).settings
+    assert s.model_id == "${ANTHROPIC_API_KEY}" and s.anthropic_auth_token == "tok-$HOME"

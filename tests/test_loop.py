@@ -183,7 +183,7 @@ def test_missing_key_says_what_to_put_in_dotenv(tmp_path, workspace):
     from agent import App
     from conftest import base_env
     events = []
-    app = App(workspace, environ=base_env(tmp_path, None))
+    app = App(workspace, environ=base_env(tmp_path, None, demo="off"))
     app.set_emit(events.append)
     assert not app.turn("hi").ok
     [line] = errors(events)
@@ -191,12 +191,13 @@ def test_missing_key_says_what_to_put_in_dotenv(tmp_path, workspace):
     assert app.messages == []
 
 
-def test_key_added_to_dotenv_later_is_picked_up(tmp_path, workspace, standin):
+def test_key_added_to_dotenv_later_is_picked_up_with_consent(tmp_path, workspace, standin):
     from agent import App
     from conftest import TEST_KEY, base_env
     events = []
-    app = App(workspace, environ=base_env(tmp_path, None))
+    app = App(workspace, environ=base_env(tmp_path, None, demo="off"))
     app.set_emit(events.append)
+    app.ask = lambda question: "y"          # the person agrees to the new endpoint and key
     assert not app.turn("hi").ok
     (workspace / ".env").write_text(f"ANTHROPIC_API_KEY={TEST_KEY}\nANTHROPIC_BASE_URL={standin.url}\n")
     standin.queue({"text": "hello"})
@@ -223,6 +224,7 @@ def test_a_key_fixed_in_dotenv_is_used_without_restart(tmp_path, workspace, stan
     events = []
     app = App(workspace, environ=env)
     app.set_emit(events.append)
+    app.ask = lambda question: "yes"        # the person agrees to the new key
     assert not app.turn("hi").ok and "Authentication failed (401)" in errors(events)[0]
     (workspace / ".env").write_text(f"ANTHROPIC_API_KEY={TEST_KEY}\n")
     standin.queue({"text": "hello with the right key"})

@@ -72,6 +72,9 @@ def status_line(event: TurnStatus) -> str:
         hit = "cache off"
     else:
         hit = "turn cache hit " + ("—" if event.hit_rate is None else f"{event.hit_rate:.0%}")
+    if event.demo:
+        return (f"offline demo model (scripted replies; /login for a real one) · "
+                f"context {event.context:,}/{event.limit:,} · {hit}")
     cost = "unknown (MODEL_PRICE)" if event.cost is None else f"${event.cost:.4f}"
     return f"context {event.context:,}/{event.limit:,} · {hit} · session {cost}"
 

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from events import Interrupted, Notice
 from history import blocks
+from .onboarding import first_run, make_ask, print_demo_banner
 from .render import Renderer, summarize_input
 
 PROMPT = "s08 >> "
@@ -69,13 +70,17 @@ def _key_bindings() -> KeyBindings:
 def print_banner(console: Console, app) -> None:
     s = app.settings
     console.print("[bold cyan]s08[/bold cyan] — a coding agent that compacts its own context")
-    console.print(f"[dim]model[/dim] {escape(s.model_id)}  [dim]workspace[/dim] {escape(str(app.workspace))}  "
-                  f"[dim]endpoint[/dim] {escape(s.base_url)}")
+    model = escape(s.model_id) + (" [yellow](offline demo, scripted replies)[/yellow]" if app.demo else "")
+    endpoint = "built-in (offline)" if app.demo else escape(s.base_url)
+    console.print(f"[dim]model[/dim] {model}  [dim]workspace[/dim] {escape(str(app.workspace))}  "
+                  f"[dim]endpoint[/dim] {endpoint}")
     console.print("[dim]Enter sends · Alt-Enter (or Esc Enter) adds a line · /help for commands · "
                   "Ctrl-C cancels · Ctrl-D exits[/dim]")
     for warning in app.warnings:
         console.print(f"[yellow]{escape(warning)}[/yellow]")
-    if not s.has_credentials:
+    if app.demo:
+        print_demo_banner(console, app)
+    elif not s.has_credentials:
         console.print(f"[yellow]{escape(app.missing_key_message())}[/yellow]")
     if app.resumed is not None:
         show_resumed(console, app.resumed, app.messages)
@@ -141,7 +146,10 @@ def run_repl(app, debug: bool = False) -> int:
     console = Console(highlight=False, emoji=False)
     renderer = Renderer(console)
     app.set_emit(renderer)
+    app.ask = make_ask(console, renderer)
     print_banner(console, app)
+    if app.access.first_run and not app.access.pins.has_credentials and app.access.demo_choice != "on":
+        first_run(app)
     commands = app.commands()
     session = PromptSession(history=_history(app.settings.s08_history_file, console),
                             auto_suggest=AutoSuggestFromHistory(), completer=SlashCompleter(
