@@ -110,6 +110,11 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
     return out
 
 
+def counted(n: int, noun: str) -> str:
+    """1 file, 2 files."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def memory_report(event: MemoryReport) -> Text:
     """What survives every compaction: the project instructions, the person's messages, the ledger."""
     ins = event.instructions
@@ -122,12 +127,12 @@ def memory_report(event: MemoryReport) -> Text:
         if ins.warning:
             out.append(f"  {safe(ins.warning)}\n", style="yellow")
     tokens = sum(estimate_text(t) for t in event.typed)
-    out.append(f"your messages: {len(event.typed)} ({tokens:,} tokens), kept verbatim up to "
+    out.append(f"your messages: {len(event.typed)} ({counted(tokens, 'token')}), kept verbatim up to "
                f"{event.typed_budget:,} tokens (newest first; older ones shortened)\n")
     ledger = event.ledger
     outputs = sum(w == "output" for w, _ in ledger.saved.values())
-    out.append(f"work ledger: {len(ledger.files)} files, {ledger.command_count} commands, "
-               f"{len(ledger.transcripts())} transcripts, {outputs} saved outputs "
+    out.append(f"work ledger: {counted(len(ledger.files), 'file')}, {counted(ledger.command_count, 'command')}, "
+               f"{counted(len(ledger.transcripts()), 'transcript')}, {counted(outputs, 'saved output')} "
                f"(~{estimate_text(event.ledger_text):,} of {event.ledger_budget:,} tokens)")
     if event.ledger_text:
         out.append("\n" + safe(event.ledger_text), style="dim")
