@@ -54,6 +54,7 @@ class App:
         self.messages = SessionHistory()          # replaced below; exists before anything can emit
         self.resumed = resume
         self.continuity = resume.continuity if resume else Continuity()
+        self.agent = None
         self.load()
         self._use_history(self._resume(resume) if resume else self._new_history())
 
@@ -65,10 +66,17 @@ class App:
                               self._log_problem)
 
     def _use_history(self, history: SessionHistory) -> None:
-        """The conversation, and its log, which also records what the continuity keeps."""
+        """The conversation, and its log, which also records what the continuity keeps and a window
+        the API stated."""
         self.messages = history
         self.continuity.connect(history.note)
-        history.kept_state = self.continuity.snapshot
+        history.kept_state = self._state_records
+        self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
+
+    def _state_records(self) -> list[dict]:
+        """What a catch-up snapshot of the session log writes besides the history."""
+        learned = self.agent.compactor.window.learned
+        return [self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
 
     def _resume(self, loaded: LoadedSession) -> SessionHistory:
         """The logged history, its token totals, and the size of the prompt the log last measured."""
@@ -77,7 +85,8 @@ class App:
             self.ledger.session.add(usage, purpose == "summary")
         if loaded.anchor:
             covered, tokens = loaded.anchor
-            self.agent.compactor.meter.anchor(list(history)[:covered], tokens)
+            self.agent.compactor.meter.anchor(history, covered, tokens)
+        self.agent.compactor.learn_window(loaded.window, quiet=True)
         return history
 
     def close(self) -> None:
@@ -98,7 +107,8 @@ class App:
         self.settings, self.warnings = self.access.settings(), self.access.result.warnings
         llm = LLM(self.settings) if self.settings.has_credentials else None
         self.continuity.workspace = self.workspace
-        self.agent = Agent(self.settings, self.workspace, llm, self.emit, continuity=self.continuity)
+        self.agent = Agent(self.settings, self.workspace, llm, self.emit, continuity=self.continuity,
+                           compactor=self.agent.compactor if self.agent else None)
         if self.agent.instructions.warning:
             self.warnings = self.warnings + [self.agent.instructions.warning]
 
@@ -149,7 +159,7 @@ class App:
         self.ledger.begin_turn()
         result = run_turn(self.messages, text, self.agent)
         if self.ledger.turn.calls:
-            self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.settings.context_limit,
+            self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.dollars(self.price),
                                  self.settings.caching, self.demo))
         return result
@@ -202,8 +212,9 @@ class App:
     def clear(self) -> None:
         self.close()
         self.continuity = Continuity()          # a new session (the old one stays resumable), remembering nothing
-        self._use_history(self._new_history())
+        self.agent = None
         self.load()                             # and a fresh compactor: no state of the old conversation
+        self._use_history(self._new_history())
         self.agent.emit = self.emit
         self.ledger = Ledger()
         self.emit(Notice("[new conversation: history cleared]", "info"))
@@ -222,7 +233,8 @@ class App:
         agent = self.agent
         parts = breakdown(self.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
         total = agent.compactor.measure(self.messages) if self.messages else sum(parts.values())
-        self.emit(ContextReport(parts, total, self.settings.context_limit, self.settings.context_window))
+        window = agent.compactor.window
+        self.emit(ContextReport(parts, total, window.limit, window.tokens, window.source))
 
     def memory(self) -> None:
         agent, keep = self.agent, self.continuity

@@ -1,11 +1,13 @@
 """Token and cost accounting from the API's `usage`, per turn and per session.
 
-    billed input (in input-token equivalents) = uncached + 1.25 × cache writes + 0.1 × cache reads
+    billed input (in input-token equivalents) = uncached + 1.25 × 5-minute cache writes
+                                                + 2 × 1-hour cache writes + 0.1 × cache reads
     price = billed input × input price + output × output price
 
 Prices are USD per million tokens, from a small table of Claude models
 (MODEL_PRICE="input,output" overrides it; a model not in the table is
-"unknown"). Cache writes are priced as 5-minute writes (1.25×).
+"unknown"). A cache write is priced by its lifetime: 1.25× for 5 minutes, 2× for an hour (the usage's
+`cache_creation` says which; without it, 5 minutes).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 
 from events import ResponseDone
 
-WRITE_FACTOR, READ_FACTOR = 1.25, 0.1
+WRITE_FACTOR, WRITE_1H_FACTOR, READ_FACTOR = 1.25, 2.0, 0.1
 PRICES = {                          # USD per million tokens: (input, output)
     "claude-opus-4-5": (5.0, 25.0),
     "claude-opus-4-1": (15.0, 75.0),
@@ -41,7 +43,8 @@ def price_of(model: str, override: str = "") -> tuple[float, float] | None:
 @dataclass
 class Tally:
     uncached: int = 0
-    writes: int = 0
+    writes: int = 0              # all cache writes, 1-hour ones included
+    writes_1h: int = 0
     reads: int = 0
     output: int = 0
     calls: int = 0
@@ -50,6 +53,8 @@ class Tally:
     def add(self, usage: dict, summary: bool = False) -> None:
         self.uncached += usage.get("input_tokens") or 0
         self.writes += usage.get("cache_creation_input_tokens") or 0
+        split = usage.get("cache_creation")
+        self.writes_1h += (split.get("ephemeral_1h_input_tokens") or 0) if isinstance(split, dict) else 0
         self.reads += usage.get("cache_read_input_tokens") or 0
         self.output += usage.get("output_tokens") or 0
         self.calls += 1
@@ -61,7 +66,8 @@ class Tally:
 
     @property
     def billed_input(self) -> float:
-        return self.uncached + WRITE_FACTOR * self.writes + READ_FACTOR * self.reads
+        return (self.uncached + WRITE_FACTOR * (self.writes - self.writes_1h) + WRITE_1H_FACTOR * self.writes_1h
+                + READ_FACTOR * self.reads)
 
     @property
     def hit_rate(self) -> float | None:

@@ -89,6 +89,7 @@ class ContextReport:
     total: int
     limit: int
     window: int
+    window_source: str = "CONTEXT_WINDOW"     # or "learned from the API"
 
 
 @dataclass

@@ -12,6 +12,7 @@ LLMError with one line a person can act on.
 from __future__ import annotations
 
 import json
+import re
 import random
 import time
 from dataclasses import dataclass, field
@@ -24,34 +25,43 @@ from history import blocks as history_blocks
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
 MAX_RETRY_AFTER = 60.0
 EPHEMERAL = {"type": "ephemeral"}
+ONE_HOUR = {"type": "ephemeral", "ttl": "1h"}
+_TOO_LONG = re.compile(r"(\d[\d,]*)\s*tokens\s*>\s*(\d[\d,]*)")
 CACHEABLE = {"text", "tool_use", "tool_result", "image", "document"}
 
 
-def _mark_last_block(message: dict) -> dict:
+def _mark_last_block(message: dict, control: dict = EPHEMERAL) -> dict:
     """A copy of `message` with cache_control on its last block that can carry one."""
     blocks = history_blocks(message)
     for i in range(len(blocks) - 1, -1, -1):
         b = blocks[i]
         if b.get("type") in CACHEABLE and (b.get("type") != "text" or b.get("text", "").strip()):
-            blocks[i] = {**b, "cache_control": EPHEMERAL}
+            blocks[i] = {**b, "cache_control": control}
             return {**message, "content": blocks}
     return message
 
 
-def cache_breakpoints(system: str, messages: list[dict], anchor, tail: bool = True):
-    """Prompt-caching breakpoints, at most 3 of the API's 4: the system prompt (which caches the
-    tools before it too), the newest message, and the message that was newest in the previous call
-    — so the cache written then is read now even when more than 20 blocks were added since.
+def cache_breakpoints(system: str, messages: list[dict], anchor, tail: bool = True, prefix_ttl: str = "5m"):
+    """Prompt-caching breakpoints, at most the API's 4: the system prompt (which caches the tools
+    before it too), the newest message, and the message that was newest in the previous call — so the
+    cache written then is read now even when more than 20 blocks were added since. With
+    `prefix_ttl="1h"` the stable prefix — the system prompt and the first message (a summary, or the
+    request snip keeps at the head) — is cached for an hour (a write costs 2× instead of 1.25×, and
+    pays when the person pauses longer than 5 minutes; the API wants 1h breakpoints first).
     Returns (system blocks, messages with copies where marked, the new anchor). Never mutates."""
+    long = prefix_ttl == "1h"
     marked = list(messages)
+    if long and len(messages) > 1:
+        marked[0] = _mark_last_block(messages[0], ONE_HOUR)
     if anchor is not None:
-        for i in range(len(messages) - 1, -1, -1):
+        for i in range(len(messages) - 1, 0 if long else -1, -1):
             if messages[i] is anchor:
                 marked[i] = _mark_last_block(messages[i])
                 break
-    if tail and messages:
+    if tail and messages and marked[-1] is messages[-1]:
         marked[-1] = _mark_last_block(messages[-1])
-    system_blocks = [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else system
+    control = ONE_HOUR if long else EPHEMERAL
+    system_blocks = [{"type": "text", "text": system, "cache_control": control}] if system else system
     return system_blocks, marked, (messages[-1] if tail and messages else anchor)
 
 
@@ -70,6 +80,10 @@ class LLMError(Exception):
                  retry_after: float | None = None):
         super().__init__(message)
         self.kind, self.status, self.retryable, self.retry_after = kind, status, retryable, retry_after
+        self.counted = self.maximum = None        # prompt_too_long: the API's "N tokens > M maximum"
+        found = _TOO_LONG.search(message) if kind == "prompt_too_long" else None
+        if found:
+            self.counted, self.maximum = (int(g.replace(",", "")) for g in found.groups())
 
     @property
     def short(self) -> str:
@@ -218,7 +232,7 @@ class LLM:
 
     def stream(self, *, system, messages: list[dict], tools: list[dict] | None = None,
                max_tokens: int | None = None, emit: Emit = ignore, purpose: str = "answer",
-               extra: dict | None = None) -> ModelReply:
+               extra: dict | None = None, prefix_ttl: str = "5m") -> ModelReply:
         """One model call, streamed; retried (visibly) only while nothing has been shown. A summary
         call's breakpoints end at the history's last message: its prefix is read from the cache, and
         the instruction after it is not written to it (nothing would read it again)."""
@@ -228,10 +242,10 @@ class LLM:
             # point is not in the request (a shortened one) mark its end, so the look-back can find it.
             history = messages[:-1]
             present = any(m is self.anchor for m in history)
-            system, marked, _ = cache_breakpoints(system, history, self.anchor, tail=not present)
+            system, marked, _ = cache_breakpoints(system, history, self.anchor, not present, prefix_ttl)
             messages = marked + messages[-1:]
         elif self.settings.caching:
-            system, messages, anchor = cache_breakpoints(system, messages, self.anchor)
+            system, messages, anchor = cache_breakpoints(system, messages, self.anchor, True, prefix_ttl)
         params = {"model": self.settings.model_id, "max_tokens": max_tokens or self.settings.max_tokens,
                   "system": system, "messages": messages, **(extra or {})}
         if tools:

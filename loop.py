@@ -52,14 +52,27 @@ class Agent:
     tools: list[dict] = field(default_factory=tool_schemas)
     base_system: str = ""
     continuity: Continuity | None = None
+    compactor: Compactor | None = None        # an earlier agent's (settings reloaded): what it learned stays
 
     def __post_init__(self):
         self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
         self.instructions = load_instructions(self.workspace)
         self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings)
-        self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
-                                   self.system, self.tools, self.continuity)
+        if self.compactor is None:
+            self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
+                                       self.system, self.tools, self.continuity)
+        else:
+            c = self.compactor
+            c.summarize, c.emit, c.system, c.tools, c.continuity = self.summarize, self._emit, self.system, \
+                self.tools, self.continuity
+            c.use_settings(self.settings)
+
+    def prefix_ttl(self) -> str:
+        """The cache lifetime of the stable prefix: CACHE_PREFIX_TTL, where auto means an hour once the
+        person has paused longer than the 5-minute cache lives (see compaction/window.py)."""
+        ttl = self.settings.cache_prefix_ttl
+        return ttl if ttl != "auto" else ("1h" if self.compactor.cache.paused else "5m")
 
     @property
     def system(self) -> str:
@@ -92,7 +105,8 @@ class Agent:
             if isinstance(event, (RequestStarted, Retrying, ResponseDone)):
                 self.emit(event)
         reply = self.llm.stream(system=self.system, messages=request, tools=self.tools,
-                                max_tokens=self.settings.summary_max_tokens, emit=quiet, purpose="summary")
+                                max_tokens=self.settings.summary_max_tokens, emit=quiet, purpose="summary",
+                                prefix_ttl=self.prefix_ttl())
         return text_of({"content": reply.content}), reply.stop_reason
 
 
@@ -147,18 +161,21 @@ def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
     """One model call after the pipeline; "prompt is too long" gets reactive compaction and one retry."""
     retries_left = MAX_REACTIVE_RETRIES
     while True:
-        messages[:] = agent.compactor.prepare(messages)
+        prepared = agent.compactor.prepare(messages)
+        if prepared is not messages:
+            messages[:] = prepared
         try:
-            reply = agent.llm.stream(system=agent.system, messages=messages, tools=agent.tools, emit=agent.emit)
+            reply = agent.llm.stream(system=agent.system, messages=messages, tools=agent.tools, emit=agent.emit,
+                                     prefix_ttl=agent.prefix_ttl())
         except LLMError as err:
             if err.kind != "prompt_too_long" or retries_left <= 0:
                 raise
             retries_left -= 1
-            messages[:] = agent.compactor.reactive(messages, str(err))
+            messages[:] = agent.compactor.reactive(messages, err.counted, err.maximum)
             continue
         if reply.stop_reason == "model_context_window_exceeded" and retries_left > 0:
             retries_left -= 1     # the answer was cut by the window: drop it, compact, ask again
-            messages[:] = agent.compactor.reactive(messages, "")
+            messages[:] = agent.compactor.reactive(messages)
             continue
         return reply
 

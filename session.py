@@ -19,6 +19,7 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "work",    "w": {"k": "file", "path": …, "do": "edited", …}}     a work-ledger entry
     {"t": "kept",    "typed": [...], "ledger": {...}}                      both of those, whole (written
                                                                            after a catch-up snapshot)
+    {"t": "window",  "tokens": 12000}                                      the API stated the window
 
 Replaying the records gives the history exactly as the model would see it
 next, the person's messages and the work ledger that every compaction keeps
@@ -52,6 +53,7 @@ from storage import ensure_folder
 
 SESSIONS_DIR = ".sessions"
 CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept")
+CHANGES_KEPT = 256            # recent changes a SessionHistory remembers for lowest_change_since
 STOPPED_RESULT = "The session stopped before this tool call finished; it may not have completed."
 
 
@@ -139,7 +141,25 @@ class SessionHistory(list):
     def __init__(self, messages=(), log: SessionLog | None = None, on_error: Callable[[str], None] | None = None):
         super().__init__(messages)
         self.log, self.on_error, self.behind = log, on_error, False
-        self.kept_state: Callable[[], dict] | None = None     # the continuity's whole state, for snapshots
+        self.kept_state: Callable[[], list[dict]] | None = None   # records of the session's other state, for snapshots
+        self.version, self._changes = 0, []                    # (version, lowest index changed) of recent changes
+
+    def _changed(self, index: int) -> None:
+        self.version += 1
+        self._changes.append((self.version, index))
+        del self._changes[:-CHANGES_KEPT]
+
+    def lowest_change_since(self, version: int) -> int:
+        """The lowest index changed after `version` (len(self) if none) — so the compaction pipeline
+        looks again only at what changed (compaction/index.py)."""
+        if self._changes and self._changes[0][0] > version + 1:
+            return 0                                           # older than what is remembered
+        low = len(self)
+        for v, index in reversed(self._changes):
+            if v <= version:
+                break
+            low = min(low, index)
+        return low
 
     def _record(self, record: dict) -> None:
         if self.log is None:
@@ -147,8 +167,8 @@ class SessionHistory(list):
         try:
             if self.behind:       # catch up: the whole history, the whole continuity, then a usage record
                 self.log.write({"t": "replace", "keep": 0, "tail": list(self)})
-                if self.kept_state is not None:
-                    self.log.write(self.kept_state())
+                for state in self.kept_state() if self.kept_state is not None else []:
+                    self.log.write(state)
             if not self.behind or record["t"] == "usage":
                 self.log.write(record)
         except OSError as exc:
@@ -170,6 +190,7 @@ class SessionHistory(list):
 
     def append(self, message: dict) -> None:
         super().append(message)
+        self._changed(len(self) - 1)
         self._record({"t": "append", "m": message})
 
     def extend(self, messages) -> None:
@@ -184,9 +205,11 @@ class SessionHistory(list):
             while keep < min(len(old), len(self)) and old[keep] is self[keep]:
                 keep += 1
             if keep < len(old) or keep < len(self):
+                self._changed(keep)
                 self._record({"t": "replace", "keep": keep, "tail": list(self)[keep:]})
             return
         super().__setitem__(index, value)
+        self._changed(index % len(self))
         self._record({"t": "set", "i": index % len(self), "m": value})
 
     def clear(self) -> None:
@@ -207,6 +230,16 @@ class SessionHistory(list):
         del rest[index]
         self[:] = rest
 
+    def __iadd__(self, messages):
+        self.extend(messages)
+        return self
+
+    def _unlogged(self, *_args, **_kwargs):
+        raise TypeError("a SessionHistory changes only through logged operations (append, extend, [i] =, [:] =, "
+                        "insert, pop, del)")
+
+    remove = sort = reverse = __imul__ = _unlogged
+
 
 @dataclass
 class LoadedSession:
@@ -219,6 +252,7 @@ class LoadedSession:
     anchor: tuple[int, int] | None = None      # (messages covered, tokens) of the last usage still valid
     unanswered: bool = False
     continuity: Continuity = field(default_factory=Continuity)
+    window: int | None = None                  # the context window the API stated, if it did
 
 
 def _message_ok(m) -> bool:
@@ -241,6 +275,8 @@ def _record_ok(r, length: int) -> bool:
         return isinstance(r.get("u"), dict) and isinstance(r.get("n"), int)
     if kind == "typed":
         return isinstance(r.get("text"), str)
+    if kind == "window":
+        return isinstance(r.get("tokens"), int) and r["tokens"] > 0
     if kind == "typed_saved":
         return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
     if kind == "work":
@@ -288,6 +324,8 @@ def replay(lines: list[str]) -> LoadedSession:
             messages = messages[:record["keep"]] + record["tail"]
         if kind in ("set", "replace") and loaded.anchor and (record.get("i", record.get("keep", 0)) < loaded.anchor[0]):
             loaded.anchor = None           # the prompt that usage measured was rewritten since
+        if kind == "window":
+            loaded.window = record["tokens"]
         if kind in CONTINUITY_RECORDS:
             loaded.continuity.apply(record)
             recorded = True

@@ -17,8 +17,9 @@ from .micro import micro_compact
 from .pipeline import Compactor
 from .snip import snip_compact
 from .summary import MAX_REACTIVE_RETRIES, SummaryFailed, compact_history, reactive_compact
-from .tokens import ContextMeter, estimate_tokens
+from .index import ContextMeter, HistoryIndex
+from .tokens import estimate_tokens
 
 __all__ = ["tool_result_budget", "snip_compact", "micro_compact", "compact_history", "reactive_compact",
            "estimate_tokens", "Compactor", "ContextMeter", "SummaryFailed", "MAX_REACTIVE_RETRIES",
-           "safe_cuts", "unseen_start", "Continuity"]
+           "safe_cuts", "unseen_start", "Continuity", "HistoryIndex"]

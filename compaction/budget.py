@@ -36,13 +36,16 @@ def _persist(workspace: Path, block: dict, text: str, preview_chars: int) -> tup
 def tool_result_budget(messages: list[dict], threshold: int = D.persist_threshold,
                        round_budget: int = D.round_budget, preview_chars: int = D.preview_chars, *,
                        preserve: frozenset = D.preserved_tools, workspace: Path | None = None,
-                       emit: Emit = ignore) -> list[dict]:
-    """Return a history in which no tool output is too large; never mutates `messages`."""
+                       start: int = 0, emit: Emit = ignore) -> list[dict]:
+    """Return a history in which no tool output is too large; never mutates `messages`. `start`: the
+    messages before it were already put through this layer with the same settings (the pipeline's
+    index knows), so only the rest — and always the latest round — is looked at."""
     workspace = Path(workspace or Path.cwd())
-    names = tool_names(messages)
+    names: dict[str, str] | None = None
     chosen: dict[tuple[int, int], str] = {}          # (message, block) → text to persist
     last_round = len(messages) - 1
-    for i, m in enumerate(messages):
+    for i in range(max(0, min(start, last_round)), len(messages)):
+        m = messages[i]
         if m.get("role") != "user" or isinstance(m.get("content"), str):
             continue
         sizes, total = {}, 0
@@ -60,6 +63,7 @@ def tool_result_budget(messages: list[dict], threshold: int = D.persist_threshol
             for j, text in sorted(sizes.items(), key=lambda kv: -len(kv[1])):
                 if total <= round_budget:
                     break
+                names = tool_names(messages) if names is None else names
                 if (i, j) not in chosen and names.get(m["content"][j].get("tool_use_id")) in preserve:
                     continue
                 chosen[(i, j)] = text

@@ -38,9 +38,11 @@ class Continuity:
         self.typed, self.ledger = typed or UserMessages(), ledger or WorkLedger()
         self.user_budget, self.ledger_budget, self.workspace = user_budget, ledger_budget, workspace
 
-    def use_settings(self, settings) -> None:
-        self.user_budget = min(settings.user_messages_budget, int(settings.context_limit * USER_SHARE))
-        self.ledger_budget = min(settings.ledger_budget, int(settings.context_limit * LEDGER_SHARE))
+    def use_settings(self, settings, limit: int | None = None) -> None:
+        """The budgets, for CONTEXT_LIMIT or the `limit` in use (lower under a window the API stated)."""
+        limit = limit or settings.context_limit
+        self.user_budget = min(settings.user_messages_budget, int(limit * USER_SHARE))
+        self.ledger_budget = min(settings.ledger_budget, int(limit * LEDGER_SHARE))
 
     def connect(self, on_record: Callable[[dict], None] | None) -> None:
         """Where records go (the session log)."""

@@ -8,53 +8,80 @@
         compact_history      still over CONTEXT_LIMIT tokens → model-written summary
 
 Cheap, deterministic layers first; the model is asked only when they were not
-enough. The Compactor holds what the layers need across calls: the settings,
-the session's Continuity (the person's messages and the work ledger, which
-every cut keeps), the meter anchored on the last usage, the session's snip
-transcript, and the
-count of turns whose summary failed, in a row — after MAX_FAILURES the automatic
-summary stops until the person runs /compact, so a broken summary call can
-never make every turn slow or loop. A failed summary keeps the history and
-falls back to snipping and clearing harder. `compact()` serves the compact
-tool and /compact; `reactive()` serves "prompt is too long".
+enough. The Compactor holds what the layers need across calls, and keeps it
+when the settings change (`use_settings`):
+  - the session's Continuity: the person's messages and the work ledger, which every cut keeps;
+  - the HistoryIndex (index.py): what each layer and the meter decide about a message is computed
+    once for that message object, so a call's own work does not grow with the history;
+  - the Window (window.py): CONTEXT_WINDOW or the one the API stated, and the limit it implies;
+  - the CacheClock (window.py): a turn that starts after the prompt cache expired starts "cold" —
+    then old results are cleared whatever their batch size, and the history is summarized once it is
+    past COLD_COMPACT_AT of the limit, because the prompt is written again anyway;
+  - the session's snip transcript, and the count of turns whose summary failed, in a row: after
+    MAX_FAILURES the automatic summary stops until the person runs /compact, so a broken summary call
+    can never make every turn slow or loop. A failed summary keeps the history and falls back to
+    snipping and clearing harder.
+`compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too long".
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+from typing import Callable
 
 from events import Compaction, Emit, Notice, ignore
 from storage import relative
 from .budget import tool_result_budget
+from .boundaries import unseen_start
 from .continuity import Continuity
+from .index import ContextMeter, HistoryIndex
 from .micro import micro_compact
 from .snip import snip_compact
 from .summary import Summarize, SummaryFailed, compact_history, input_budget, reactive_compact
-from .tokens import ContextMeter, estimate_tokens
+from .tokens import estimate_tokens
+from .window import CacheClock, Window
 
 MAX_FAILURES = 3
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
-_TOO_LONG = re.compile(r"(\d[\d,]*)\s*tokens\s*>\s*(\d[\d,]*)")
 
 
 class Compactor:
     def __init__(self, settings, workspace: Path, summarize: Summarize, emit: Emit = ignore,
-                 system=None, tools=None, continuity: Continuity | None = None):
-        self.settings, self.workspace, self.summarize = settings, Path(workspace), summarize
-        self.emit, self.system, self.tools = emit, system, tools
+                 system=None, tools=None, continuity: Continuity | None = None, clock=None):
+        self.workspace, self.summarize, self.emit, self.system, self.tools = Path(workspace), summarize, emit, system, tools
         self.continuity = continuity or Continuity(workspace=self.workspace)
-        self.continuity.use_settings(settings)
-        self.meter = ContextMeter()
+        self.cache = CacheClock(clock) if clock else CacheClock()
+        self.on_window: Callable[[int], None] | None = None     # records a learned window (the session log)
         self.failures, self.auto_enabled = 0, True
-        self.failed_this_turn = self.warned_this_turn = False
+        self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith("snipped_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
+        self.window = Window(settings.context_limit, settings.context_window)
+        self.settings = None
+        self.use_settings(settings)
+
+    def use_settings(self, settings) -> None:
+        """New settings (a reloaded .env): what the compactor learned about the session stays."""
+        if self.settings is None or (settings.preserved_tools, settings.persist_threshold, settings.round_budget,
+                                     settings.preview_chars) != (self.settings.preserved_tools,
+                                                                 self.settings.persist_threshold,
+                                                                 self.settings.round_budget, self.settings.preview_chars):
+            self.index = HistoryIndex(settings.preserved_tools)     # decisions that depend on these are redone
+            self.meter = ContextMeter(self.index)
+        self.settings = settings
+        self.window.limit_setting, self.window.window_setting = settings.context_limit, settings.context_window
+        self.continuity.use_settings(settings, self.limit)
+
+    @property
+    def limit(self) -> int:
+        return self.window.limit
 
     def begin_turn(self) -> None:
-        """A new user turn: failures are counted at most once per turn."""
+        """A new user turn: failures are counted at most once per turn; a turn that starts after the
+        prompt cache expired is a cold one (see the module docstring)."""
         self.failed_this_turn = self.warned_this_turn = False
+        self.cold_turn = self.cache.cold()
 
     # ---- measuring ---------------------------------------------------------------------
     def measure(self, messages: list[dict]) -> int:
@@ -62,6 +89,18 @@ class Compactor:
 
     def observe(self, messages: list[dict], usage: dict) -> None:
         self.meter.observe(messages, usage)
+        self.cache.used()
+
+    def learn_window(self, maximum: int | None, quiet: bool = False) -> None:
+        """The API stated its window: use it for the rest of the session, and say so once."""
+        if not self.window.learn(maximum):
+            return
+        self.continuity.use_settings(self.settings, self.limit)
+        if self.on_window is not None:
+            self.on_window(self.window.learned)
+        if not quiet:
+            self.emit(Notice(f"[context window is {self.window.tokens:,} tokens for this model; compacting at "
+                             f"{self.limit:,}]", "warning"))
 
     # ---- the pipeline ------------------------------------------------------------------
     def _on_layer(self, event) -> None:
@@ -74,41 +113,56 @@ class Compactor:
                 self.continuity.saved(relative(self.workspace, Path(path)), "output")
         self.emit(event)
 
-    def cheap_layers(self, messages: list[dict]) -> list[dict]:
-        s = self.settings
+    def cheap_layers(self, messages: list[dict], clear_all: bool = False) -> list[dict]:
+        """tool_result_budget, snip_compact and micro_compact, looking again only at what changed since
+        the last call (the index knows). `clear_all`: clear old results whatever their batch size."""
+        s, w, index = self.settings, self.window, self.index
+        index.sync(messages)
         try:
-            out = tool_result_budget(messages, s.persist_threshold, s.round_budget, s.preview_chars,
-                                     preserve=s.preserved_tools, workspace=self.workspace, emit=self._on_layer)
+            out = tool_result_budget(messages, w.persist_threshold(s.persist_threshold), w.round_budget(s.round_budget),
+                                     s.preview_chars, preserve=s.preserved_tools, workspace=self.workspace,
+                                     start=index.marks.get("budget", 0), emit=self._on_layer)
             out = snip_compact(out, s.snip_max_messages, s.snip_target_messages, workspace=self.workspace,
                                transcript=self.snip_transcript, continuity=self.continuity, emit=self._on_layer)
         except OSError as exc:          # a full disk or a read-only workspace must not end the turn
             self.emit(Notice(f"[compaction could not write to disk: {exc.strerror or exc}; "
                              "outputs stay in the context]", "warning"))
             out = messages
-        return micro_compact(out, s.keep_recent, s.preserved_tools, clear_at_least=s.micro_clear_at_least,
-                             emit=self.emit)
+        else:
+            index.sync(out)
+            index.marks["budget"] = len(out)
+        at_least = 0 if clear_all else s.micro_clear_at_least
+        count, saving = index.clearable(s.keep_recent, unseen_start(out))
+        if not count or saving < at_least:
+            return out                  # what micro_compact would decide, without walking the history
+        return micro_compact(out, s.keep_recent, s.preserved_tools, clear_at_least=at_least, emit=self.emit)
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Run the four layers; returns the history to send (the input is never mutated)."""
-        out = self.cheap_layers(messages)
-        size, limit = self.measure(out), self.settings.context_limit
-        if size <= limit:
+        cold, self.cold_turn = self.cold_turn, False      # only the turn's first call starts cold
+        out = self.cheap_layers(messages, clear_all=cold)
+        size, limit = self.measure(out), self.limit
+        early = cold and size > self.settings.cold_compact_at * limit
+        if size <= limit and not early:
             return out
         if not self.auto_enabled:
-            if not self.warned_this_turn:
+            if not self.warned_this_turn and size > limit:
                 self.warned_this_turn = True
                 self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries: {size:,} > "
                                  f"{limit:,} tokens — run /compact to try again]", "warning"))
             return out
-        self.emit(Compaction("auto_compact", f"[auto_compact triggered] {size:,} > {limit:,} tokens"))
+        if size > limit:
+            self.emit(Compaction("auto_compact", f"[auto_compact triggered] {size:,} > {limit:,} tokens"))
+        else:
+            self.emit(Compaction("auto_compact", f"[auto_compact triggered] {size:,} tokens and the prompt cache "
+                                                 "has expired: compacting now costs nothing extra"))
         return self._summarize(out, "", "auto_compact", measured=size, sent=messages)
 
-    def _summarize(self, messages: list[dict], focus: str, kind: str, window: int | None = None,
-                   measured: int | None = None, scale: float = 1.0, sent: list[dict] | None = None) -> list[dict]:
+    def _summarize(self, messages: list[dict], focus: str, kind: str, measured: int | None = None,
+                   scale: float = 1.0, sent: list[dict] | None = None) -> list[dict]:
         """Summarize for `kind` (auto_compact, manual compact, reactive_compact); on failure keep the
         history and — except for a manual compact — fall back to the non-model reduction."""
-        s = self.settings
-        window = min(window or s.context_window, s.context_window)
+        s, window = self.settings, self.window.tokens
         kwargs = dict(focus=focus, workspace=self.workspace, system=self.system, tools=self.tools,
                       emit=self.emit, max_input_tokens=input_budget(window, s.summary_max_tokens),
                       measured=measured or self.measure(messages), continuity=self.continuity)
@@ -165,16 +219,14 @@ class Compactor:
         self.failures, self.auto_enabled, self.failed_this_turn = 0, True, False
         return self._summarize(messages, focus, "manual compact")
 
-    def reactive(self, messages: list[dict], error: str) -> list[dict]:
-        """The API said the prompt is too long: keep a recent tail, summarize the rest. The error's
+    def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None) -> list[dict]:
+        """The API said the prompt is too long (`counted` > `maximum` tokens, when it said the numbers):
+        the window it stated is used from now on; keep a recent tail, summarize the rest. The API's
         count against our own estimate of the same request scales every budget to the API's tokens."""
-        found = _TOO_LONG.search(error)
-        said, real, window = "", None, None
-        if found:
-            real, window = (int(g.replace(",", "")) for g in found.groups())
-            said = f" ({real:,} > {window:,} tokens)"
+        said = f" ({counted:,} > {maximum:,} tokens)" if counted and maximum else ""
         estimate = estimate_tokens(messages, self.system, self.tools)
-        scale = real / estimate if real and estimate else 1.0
+        scale = counted / estimate if counted and estimate else 1.0
         self.emit(Compaction("reactive_compact", f"[reactive_compact] the API says the prompt is too long{said}; "
                                                  "compacting and retrying once"))
-        return self._summarize(messages, "", "reactive_compact", window=window, scale=scale)
+        self.learn_window(maximum)
+        return self._summarize(messages, "", "reactive_compact", scale=scale)

@@ -7,10 +7,10 @@ Two parts:
   each CJK character about one token (chars/4 would undercount Chinese four
   times over), other non-ASCII at ~0.75, plus a few tokens of framing per
   message and block.
-- `ContextMeter` — anchors on the last response's `usage` (input + cache read
-  + cache creation + output), which is exact for everything already sent, and
-  estimates only what was appended since. When compaction rewrote the history,
-  the anchor no longer applies and the estimate covers everything.
+- `ContextMeter` (index.py) — anchors on the last response's `usage` (input +
+  cache read + cache creation + output), which is exact for everything already
+  sent, and estimates only what was appended since. When compaction rewrote the
+  history, the anchor no longer applies and the estimate covers everything.
 """
 
 from __future__ import annotations
@@ -99,30 +99,3 @@ def usage_tokens(usage: dict) -> int:
     """Everything a response's usage covers: the prompt (uncached + cache read + cache write) and output."""
     return sum(usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
                                            "cache_creation_input_tokens", "output_tokens"))
-
-
-class ContextMeter:
-    """Remembers what the last response's usage measured, to size the next prompt."""
-
-    def __init__(self):
-        self.sent: list[dict] = []      # the messages (objects) the usage covers, reply included
-        self.tokens = 0
-
-    def observe(self, messages: list[dict], usage: dict) -> None:
-        """Call after a reply was appended: `messages` now ends with what the usage covers."""
-        total = usage_tokens(usage)
-        if total > 0:
-            self.sent, self.tokens = list(messages), total
-
-    def anchor(self, sent: list[dict], tokens: int) -> None:
-        """Anchor on a measurement made earlier (a resumed session's last usage)."""
-        self.sent, self.tokens = list(sent), tokens
-
-    def forget(self) -> None:
-        self.sent, self.tokens = [], 0
-
-    def measure(self, messages: list[dict], system=None, tools=None) -> int:
-        n = len(self.sent)
-        if n and len(messages) >= n and all(a is b for a, b in zip(messages, self.sent)):
-            return self.tokens + sum(estimate_message(m) for m in messages[n:])
-        return estimate_tokens(messages, system, tools)

@@ -57,17 +57,17 @@ def block_tokens(block) -> int:
 
 def request_blocks(body: dict):
     """The request as the cache sees it, in order (tools, system, messages): one
-    (material, tokens, has cache_control) per block. Changing tool_choice changes every message
+    (material, tokens, its cache_control or None) per block. Changing tool_choice changes every message
     block's material, as it invalidates the messages' cache at the API."""
     for tool in body.get("tools") or []:
         yield "tool:" + json.dumps(_strip(tool), sort_keys=True), TOOL_OVERHEAD + text_tokens(
-            json.dumps(_strip(tool), sort_keys=True)), bool(tool.get("cache_control"))
+            json.dumps(_strip(tool), sort_keys=True)), tool.get("cache_control") or None
     system = body.get("system")
     if isinstance(system, str) and system:
-        yield "system:" + system, text_tokens(system), False
+        yield "system:" + system, text_tokens(system), None
     elif isinstance(system, list):
         for b in system:
-            yield "system:" + json.dumps(_strip(b), sort_keys=True), block_tokens(b), bool(b.get("cache_control"))
+            yield "system:" + json.dumps(_strip(b), sort_keys=True), block_tokens(b), b.get("cache_control") or None
     choice = json.dumps(body.get("tool_choice"), sort_keys=True)
     for m in body.get("messages") or []:
         if not isinstance(m, dict):
@@ -79,9 +79,9 @@ def request_blocks(body: dict):
             tokens = (text_tokens(b["text"]) if isinstance(content, str) else block_tokens(b)) + overhead
             material = f"{choice}|{m.get('role')}|{i}|" + json.dumps(_strip(b) if isinstance(b, dict) else b,
                                                                    sort_keys=True)
-            yield material, tokens, isinstance(b, dict) and bool(b.get("cache_control"))
+            yield material, tokens, (b.get("cache_control") or None) if isinstance(b, dict) else None
         if not parts:
-            yield f"{choice}|{m.get('role')}|empty", MESSAGE_OVERHEAD, False
+            yield f"{choice}|{m.get('role')}|empty", MESSAGE_OVERHEAD, None
 
 
 def count_request_tokens(body: dict) -> int:

@@ -136,6 +136,39 @@ def _check_pairing(messages: list) -> None:
                 "tool_result blocks.")
 
 
+def _cache_controls(body: dict):
+    """(where, cache_control) of every marked block, in the order the API processes them."""
+    for k, t in enumerate(body.get("tools") or []):
+        if isinstance(t, dict) and t.get("cache_control"):
+            yield f"tools.{k}", t["cache_control"]
+    if isinstance(body.get("system"), list):
+        for k, b in enumerate(body["system"]):
+            if isinstance(b, dict) and b.get("cache_control"):
+                yield f"system.{k}", b["cache_control"]
+    for i, m in enumerate(body.get("messages") or []):
+        if isinstance(m, dict) and isinstance(m.get("content"), list):
+            for j, b in enumerate(m["content"]):
+                if isinstance(b, dict) and b.get("cache_control"):
+                    yield f"messages.{i}.content.{j}", b["cache_control"]
+
+
+def _check_cache_ttls(body: dict) -> None:
+    """Each cache_control is {"type": "ephemeral"} with an optional ttl of 5m or 1h, and no 1h breakpoint
+    comes after a 5m one."""
+    seen_short = False
+    for where, control in _cache_controls(body):
+        if not isinstance(control, dict) or control.get("type") != "ephemeral":
+            raise InvalidRequest(f"{where}.cache_control.type: Input should be 'ephemeral'")
+        ttl = control.get("ttl", "5m")
+        if ttl not in ("5m", "1h"):
+            raise InvalidRequest(f"{where}.cache_control.ttl: Input should be '5m' or '1h'")
+        if ttl == "1h" and seen_short:
+            raise InvalidRequest(f"{where}.cache_control.ttl: a ttl='1h' cache_control block must not come after "
+                                 "a ttl='5m' cache_control block. Note that blocks are processed in the following "
+                                 "order: `tools`, `system`, `messages`.")
+        seen_short |= ttl == "5m"
+
+
 def _count_cache_control(body: dict) -> int:
     count = 0
     for part in (body.get("tools") or [], body.get("system") if isinstance(body.get("system"), list) else []):
@@ -228,6 +261,7 @@ def validate_request(body) -> None:
             if tail and tail != tail.rstrip():
                 raise InvalidRequest("messages: final assistant content cannot end with trailing whitespace")
     _check_pairing(messages)
+    _check_cache_ttls(body)
     found = _count_cache_control(body)
     if found > MAX_CACHE_BREAKPOINTS:
         raise InvalidRequest(f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be "

@@ -184,7 +184,9 @@ def test_meter_anchors_on_usage_and_estimates_only_what_follows():
     assert meter.measure(messages) == 5030
     grown = messages + [user("next question")]
     assert 5030 < meter.measure(grown) < 5050
-    rewritten = [user("x" * 4000), say("ok"), user("next question")]     # new objects: no anchor
+    copied = [user("x" * 4000), say("ok"), user("next question")]        # equal messages: the same size
+    assert meter.measure(copied) == meter.measure(grown)
+    rewritten = [user("summary of it"), say("ok"), user("next question")]     # rewritten: no anchor
     assert meter.measure(rewritten) == estimate_tokens(rewritten)
 
 

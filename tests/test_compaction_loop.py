@@ -134,20 +134,36 @@ def test_slash_compact_with_focus_and_the_meter(app_for, standin):
 
 
 def test_one_round_bigger_than_the_window_is_recovered(app_for, standin, workspace):
-    """Several read_file results in one reply, together over the window: no summary can help (they are
-    unseen and kept verbatim), so the fallback persists them and the retry fits."""
+    """Several read_file results in one reply, together over a window s08 did not know: no summary can
+    help (they are unseen and kept verbatim), so the fallback persists them and the retry fits — and
+    from then on the window the API stated is the one in use."""
     for i in range(4):
         (workspace / f"big{i}.py").write_text("".join(f"def f{i}_{n}(x): return x + {n}\n" for n in range(900)))
     standin.context_window = 12_000
     standin.brain = Model({"tool_calls": [{"name": "read_file", "input": {"path": f"big{i}.py"}} for i in range(4)]},
                           {"text": "read them all"})
-    app, events = app_for(context_window=12_000)
+    app, events = app_for()
     result = app.turn("read the four big files at once")
     assert result.ok and result.text == "read them all"
-    assert any(a.startswith("400 prompt is too long") for a in standin.answers)
+    assert sum(a.startswith("400 prompt is too long") for a in standin.answers) == 1
     last = standin.requests[-1]
     assert count_request_tokens(last) <= 12_000
     assert sum("<persisted-output>" in json.dumps(b) for b in last["messages"][-1]["content"]) >= 2
+    assert "[context window is 12,000 tokens for this model; compacting at 9,000]" in [
+        e.text for e in events if isinstance(e, Notice)]
+    assert app.agent.compactor.limit == 9_000 and app.agent.compactor.window.tokens == 12_000
+
+
+def test_a_known_small_window_keeps_big_outputs_out_of_the_context(app_for, standin, workspace):
+    """CONTEXT_WINDOW set to a small model's window: outputs are sized for it before anything is sent."""
+    for i in range(4):
+        (workspace / f"big{i}.py").write_text("".join(f"def f{i}_{n}(x): return x + {n}\n" for n in range(900)))
+    standin.context_window = 12_000
+    standin.brain = Model({"tool_calls": [{"name": "read_file", "input": {"path": f"big{i}.py"}} for i in range(4)]},
+                          {"text": "read them all"})
+    app, events = app_for(context_window=12_000, context_limit=9_000)
+    assert app.turn("read the four big files at once").ok
+    assert not any(a.startswith("400") for a in standin.answers)
 
 
 def test_reactive_compaction_sizes_its_summary_in_the_api_s_tokens(app_for, standin, workspace):
@@ -158,7 +174,7 @@ def test_reactive_compaction_sizes_its_summary_in_the_api_s_tokens(app_for, stan
     standin.context_window = 16_000
     standin.brain = Model(*[{"tool_calls": [{"name": "read_file", "input": {"path": f"m{i}.py"}}]} for i in range(8)],
                           {"text": "done reading"})
-    app, events = app_for(context_window=16_000)
+    app, events = app_for()                      # the window is learned from the API's refusal
     assert app.turn("read the modules one by one").text == "done reading"
     summaries = [r for r in standin.requests if is_summary_request(r)]
     assert summaries and all(count_request_tokens(r) <= 16_000 for r in summaries)

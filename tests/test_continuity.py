@@ -156,7 +156,7 @@ def test_the_second_compaction_keeps_what_the_first_recorded(workspace):
 def test_the_session_log_rebuilds_the_continuity_exactly(workspace):
     keep, history = Continuity(), SessionHistory([], SessionLog(workspace))
     keep.connect(history.note)
-    history.kept_state = keep.snapshot
+    history.kept_state = lambda: [keep.snapshot()]
     for text in ("first", "second"):
         keep.typed_message(text)
         add_user_text(history, text)
@@ -174,7 +174,7 @@ def test_the_session_log_rebuilds_the_continuity_exactly(workspace):
 def test_a_catch_up_snapshot_carries_the_continuity_too(workspace):
     keep, history = Continuity(), SessionHistory([], SessionLog(workspace))
     keep.connect(history.note)
-    history.kept_state = keep.snapshot
+    history.kept_state = lambda: [keep.snapshot()]
     keep.typed_message("one")
     history.append(user("one"))
     history.behind = True                         # as after a failed write

@@ -90,8 +90,7 @@ class Session:
         elif kind == "compact":
             out = c.compact(m)
         elif kind == "reactive":
-            out = c.reactive(m, f"prompt is too long: {self.settings.context_window + 10} tokens > "
-                                f"{self.settings.context_window} maximum")
+            out = c.reactive(m, self.settings.context_window + 10, self.settings.context_window)
         elif kind == "fallback":
             out = c._fallback(m)
         else:
