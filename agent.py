@@ -84,6 +84,7 @@ class App:
         self.settings, self.warnings, self.env_stamp = result.settings, result.warnings, self._env_stamp()
         llm = LLM(self.settings) if self.settings.has_credentials else None
         self.agent = Agent(self.settings, self.workspace, llm, self.emit)
+        self.agent.tool_ctx.settings_files = (self.env_path,)     # refused to write_file / edit_file
 
     def emit(self, event) -> None:
         self.ledger(event)

@@ -37,9 +37,7 @@ from typing import Callable
 
 from compaction.tokens import usage_tokens
 from history import SESSION_STOPPED_MARK, add_user_text, blocks, close_dangling_tool_uses
-from storage import ensure_folder
-
-SESSIONS_DIR = ".sessions"
+from storage import SESSIONS_DIR, ensure_folder
 STOPPED_RESULT = "The session stopped before this tool call finished; it may not have completed."
 
 

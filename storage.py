@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 TASK_OUTPUTS_DIR = ".task_outputs/tool-results"
+SESSIONS_DIR = ".sessions"
 TRANSCRIPTS_DIR = ".transcripts"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
