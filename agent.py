@@ -265,7 +265,22 @@ def _pick_session(workspace: Path, args) -> LoadedSession | None:
     return load_session(path)
 
 
+def _end_background(app: App) -> None:
+    """At exit: end the processes the agent's commands left running (servers started with &, …)."""
+    from tools.background import JOBS
+    ended = JOBS.end_all()
+    if ended:
+        listed = "; ".join(str(p) for p in ended[:5]) + (" …" if len(ended) > 5 else "")
+        app.emit(Notice(f"[ended {len(ended)} background process{'es' if len(ended) > 1 else ''} the agent's "
+                        f"commands left running: {listed}]", "info"))
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:                       # a real start (not a test calling main): guard the key first
+        from keyguard import keep_key_from_children
+        from tools.background import enable_adoption
+        keep_key_from_children()           # may re-exec this process without the key in its environment
+        enable_adoption()
     parser = argparse.ArgumentParser(prog="python agent.py", description=__doc__.splitlines()[0])
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
@@ -312,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr)
         return 1
     finally:
+        _end_background(app)
         app.close()
 
 
