@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from big_input import fit_input
 from compaction import MAX_REACTIVE_RETRIES, Compactor
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolStarted
 from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text,
@@ -210,7 +211,7 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
     agent.tool_ctx.compact_request, agent.tool_ctx.compact_done = None, False
     agent.compactor.begin_turn()
     if text is not None:
-        add_user_text(messages, text)
+        add_user_text(messages, fit_input(text, agent.settings, agent.workspace, agent.emit))
     try:
         reply = agent_loop(messages, agent)
         final = text_of({"content": reply.content}) if reply.content else ""
