@@ -21,7 +21,7 @@ import secrets
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 TAG_VAR = "S08_JOB"
 PR_SET_CHILD_SUBREAPER = 36
@@ -33,7 +33,7 @@ _adopting = False
 class Proc:
     pid: int
     start: str                  # field 22 of /proc/<pid>/stat: with the pid, unique for the boot
-    command: str
+    command: str = field(compare=False)       # as first seen (it may exec into another program later)
 
     def __str__(self) -> str:
         return f"{self.pid} {self.command}"
@@ -87,6 +87,11 @@ def _pids() -> list[int]:
 def alive(proc: Proc) -> bool:
     info = _stat(proc.pid)
     return info is not None and info[3] == proc.start and info[0] not in ("Z", "X")
+
+
+def group_of(proc: Proc) -> int | None:
+    info = _stat(proc.pid)
+    return info[2] if info and info[3] == proc.start else None
 
 
 def group_members(pgid: int) -> list[int]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from config import SECRET_SETTINGS
 from storage import TASK_OUTPUTS_DIR
-from .background import JOBS, Jobs, group_members
+from .background import JOBS, Jobs, group_members, group_of
 from .bash_guard import MAX_COMMAND_BYTES, dangerous_reason
 from .output_sink import MEMORY_CAP, OutputSink  # noqa: F401  (MEMORY_CAP re-exported for tests)
 from .registry import ToolResult, tool
@@ -93,13 +93,16 @@ def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float) 
 def _kill_all(proc: subprocess.Popen, jobs: Jobs, tag: str) -> str:
     """Kill the command's group and what it started elsewhere; say only what was checked afterwards."""
     _kill_group(proc)
-    strays = jobs.after(tag, proc.pid)
-    left = jobs.kill(strays)
-    jobs.known.difference_update(set(strays) - set(left))
-    in_group = group_members(proc.pid)
+    tagged = jobs.after(tag, proc.pid)
+    moved = [p for p in tagged if group_of(p) != proc.pid]       # setsid & co.: outside the group
+    left = jobs.kill(tagged)
+    jobs.known.difference_update(set(tagged) - set(left))
+    deadline = time.monotonic() + 1                 # SIGKILL is sent; give the group a moment to go
+    while (in_group := group_members(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.02)
     said = "killed the command's process group"
-    if len(strays) > len(left):
-        n = len(strays) - len(left)
+    n = len([p for p in moved if p not in left])
+    if n:
         said += f" and {n} process{'es' if n > 1 else ''} it had moved out of it"
     if left or in_group:
         still = ", ".join(str(p) for p in left) or ", ".join(map(str, in_group))
