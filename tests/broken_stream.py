@@ -67,7 +67,7 @@ class BrokenServer:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def start(self) -> "BrokenServer":
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def stop(self) -> None:

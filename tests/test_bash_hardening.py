@@ -88,9 +88,14 @@ def test_processes_left_running_are_listed_and_ended_at_exit(ctx, jobs, how):
     assert not any(alive(p) for p in left)
 
 
-def test_a_timeout_kills_what_the_command_moved_to_another_session_and_says_so(ctx, workspace, jobs):
-    r = bash(ctx, "setsid sleep 60 & echo $! > bg.pid; sleep 60")
-    assert r.is_error and "timed out after 3s" in r.content
+@pytest.fixture
+def quick(workspace, jobs):
+    return ToolContext(workspace=workspace, settings=SimpleNamespace(bash_timeout=1.0), secrets=(KEY,), jobs=jobs)
+
+
+def test_a_timeout_kills_what_the_command_moved_to_another_session_and_says_so(quick, workspace, jobs):
+    r = bash(quick, "setsid sleep 60 & echo $! > bg.pid; sleep 60")
+    assert r.is_error and "timed out after 1s" in r.content
     assert "killed the command's process group and 1 process it had moved out of it" in r.content
     pid = int((workspace / "bg.pid").read_text())
     deadline = time.monotonic() + 5
@@ -101,6 +106,6 @@ def test_a_timeout_kills_what_the_command_moved_to_another_session_and_says_so(c
     assert not jobs.known
 
 
-def test_a_plain_timeout_claims_only_the_group(ctx):
-    r = bash(ctx, "sleep 60")
-    assert r.content.endswith("[timed out after 3s; killed the command's process group]")
+def test_a_plain_timeout_claims_only_the_group(quick):
+    r = bash(quick, "sleep 60")
+    assert r.content.endswith("[timed out after 1s; killed the command's process group]")
