@@ -194,3 +194,13 @@ def test_a_key_on_an_overlong_line_is_redacted_before_the_line_is_cut(ctx, works
     (workspace / "long.txt").write_text("x" * (MAX_LINE_CHARS - 10) + KEY + "y" * 100 + "\n")
     r = call(ctx, "read_file", path="long.txt")
     assert KEY[:10] not in r.content
+
+
+def test_a_file_holding_the_key_is_not_rewritten_whole_with_the_redacted_copy(ctx, workspace):
+    (workspace / "config.json").write_text(f'{{"key": "{KEY}", "debug": false}}\n')
+    seen = call(ctx, "read_file", path="config.json").content
+    assert "[redacted]" in seen
+    r = call(ctx, "write_file", path="config.json", content=seen.replace("false", "true"))
+    assert r.is_error and "contains the API key" in r.content
+    assert not call(ctx, "edit_file", path="config.json", old_text="false", new_text="true").is_error
+    assert (workspace / "config.json").read_text() == f'{{"key": "{KEY}", "debug": true}}\n'

@@ -116,6 +116,18 @@ def read_file(ctx, path: str, offset: int = 1, limit: int = READ_DEFAULT_LINES) 
     return body
 
 
+def _holds_a_key_the_content_lacks(ctx, target: Path, content: str) -> bool:
+    """The model sees a key as [redacted]; writing back what it read would destroy the real one."""
+    if not ctx.secrets or not target.is_file():
+        return False
+    try:
+        with os.fdopen(open_file(ctx.workspace.resolve(), target), "rb") as f:
+            old = f.read(EDIT_MAX_BYTES).decode("utf-8", "replace")
+    except (OSError, ToolError):
+        return False
+    return any(key in old and key not in content for key in ctx.secrets)
+
+
 @tool("write_file",
       "Create or overwrite a text file in the workspace with the given content. Parent folders are created.",
       {"path": {"type": "string", "description": "file path, relative to the workspace"},
@@ -127,6 +139,9 @@ def write_file(ctx, path: str, content: str) -> str:
     refuse_s08_files(ctx.workspace, target, ctx.settings_files)
     if target.is_dir():
         raise ToolError(f"{shown} is a directory")
+    if _holds_a_key_the_content_lacks(ctx, target, content):
+        raise ToolError(f"{shown} contains the API key (shown to you as [redacted]); writing it whole would "
+                        "replace the key — change the other parts with edit_file instead")
     data = content.encode("utf-8", errors="replace")
     existed = replace_file(ctx.workspace.resolve(), target, data)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
