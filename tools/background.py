@@ -111,6 +111,12 @@ class Jobs:
         self.token = secrets.token_hex(6)
         self.count = 0
         self.known: set[Proc] = set()
+        self.since: dict[str, int] = {}          # tag → start time of its command (older processes are not its)
+
+    def spawned(self, tag: str, pid: int) -> None:
+        """Note when the command tagged `tag` started, so only younger processes are examined."""
+        info = _stat(pid)
+        self.since[tag] = int(info[3]) if info else 0
 
     def new_tag(self) -> str:
         self.count += 1
@@ -120,8 +126,9 @@ class Jobs:
     def env(tag: str) -> dict:
         return {TAG_VAR: tag}
 
-    def find(self, prefix: str, exclude: int | None = None) -> list[Proc]:
-        """Live processes whose S08_JOB starts with `prefix` (or adopted by s08), oldest pid first."""
+    def find(self, prefix: str, exclude: int | None = None, since: int = 0) -> list[Proc]:
+        """Live processes whose S08_JOB starts with `prefix` (or adopted by s08) that started at `since`
+        (clock ticks after boot) or later."""
         marker, me, uid, found = f"\0{TAG_VAR}={prefix}".encode(), os.getpid(), os.getuid(), []
         for pid in _pids():
             if pid in (me, exclude):
@@ -133,7 +140,7 @@ class Jobs:
             if _adopting and ppid == me and state == "Z":
                 _reap(pid)
                 continue
-            if state in ("Z", "X"):
+            if state in ("Z", "X") or int(start) < since:
                 continue
             adopted = _adopting and ppid == me
             try:
@@ -146,7 +153,7 @@ class Jobs:
 
     def after(self, tag: str, pid: int) -> list[Proc]:
         """What the command tagged `tag` (run by `pid`) left running; remembered for end_all."""
-        left = [p for p in self.find(tag + "\0", exclude=pid)]
+        left = self.find(tag + "\0", exclude=pid, since=self.since.get(tag, 0))
         self.known.update(left)
         return left
 

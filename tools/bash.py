@@ -119,6 +119,7 @@ def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secret
     proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_command_env(jobs.env(tag)),
                             start_new_session=True)
+    jobs.spawned(tag, proc.pid)
     sink = OutputSink(spill_dir, secrets)
     try:
         timed_out = _read_until_done(proc, sink, time.monotonic() + timeout)
