@@ -57,6 +57,9 @@ class App:
         self.agent = None
         self.load()
         self._use_history(self._resume(resume) if resume else self._new_history())
+        if resume is not None and resume.repaired:
+            for state in self._state_records():        # the repair snapshot, completed with what it lacked
+                self.messages.note(state)
 
     def _log_problem(self, text: str) -> None:
         self.emit(Notice(text, "warning"))
@@ -109,6 +112,7 @@ class App:
         self.continuity.workspace = self.workspace
         self.agent = Agent(self.settings, self.workspace, llm, self.emit, continuity=self.continuity,
                            compactor=self.agent.compactor if self.agent else None)
+        self.agent.tool_ctx.settings_files = (self.env_path,)     # refused to write_file / edit_file
         if self.agent.instructions.warning:
             self.warnings = self.warnings + [self.agent.instructions.warning]
 
@@ -320,7 +324,22 @@ def _pick_session(workspace: Path, args) -> LoadedSession | None:
     return load_session(path)
 
 
+def _end_background(app: App) -> None:
+    """At exit: end the processes the agent's commands left running (servers started with &, …)."""
+    from tools.background import JOBS
+    ended = JOBS.end_all()
+    if ended:
+        listed = "; ".join(str(p) for p in ended[:5]) + (" …" if len(ended) > 5 else "")
+        app.emit(Notice(f"[ended {len(ended)} background process{'es' if len(ended) > 1 else ''} the agent's "
+                        f"commands left running: {listed}]", "info"))
+
+
 def main(argv: list[str] | None = None, prog: str = "python agent.py") -> int:
+    if argv is None:                       # a real start (not a test calling main): guard the key first
+        from keyguard import keep_key_from_children
+        from tools.background import enable_adoption
+        keep_key_from_children()           # may re-exec this process without the key in its environment
+        enable_adoption()
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
@@ -373,6 +392,7 @@ def main(argv: list[str] | None = None, prog: str = "python agent.py") -> int:
         print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr)
         return 1
     finally:
+        _end_background(app)
         app.close()
 
 

@@ -44,7 +44,10 @@ class Settings:
     max_tokens: int = _field(8000, "max output tokens per model call", "int", 1)
     bash_timeout: float = _field(120.0, "seconds before a bash command's process group is killed", "float", 0.1)
     api_max_retries: int = _field(2, "retries on 429/5xx/connection errors", "int", 0)
-    api_timeout: float = _field(600.0, "seconds to wait on one API request", "float", 1)
+    api_timeout: float = _field(600.0, "seconds without answer data (pings do not count) before a request "
+                                       "is given up", "float", 1)
+    api_total_timeout: float = _field(1800.0, "seconds one model request may take in all, however the "
+                                              "server paces it", "float", 1)
     s08_history_file: str = _field("~/.s08_history", "where the prompt's input history is kept")
     # --- compaction (see compaction/) ---
     context_limit: int = _field(50_000, "tokens of context that trigger compact_history", "int", 1000)
@@ -148,10 +151,24 @@ def _dotenv_problems(path: Path) -> list[str]:
     """Lines of a .env file that python-dotenv could not parse (it skips them quietly)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as stream:
-            return [f"{path.name} line {b.original.line}: could not parse {b.original.string.strip()[:40]!r}"
+            return [f"{path.name} line {b.original.line}: could not parse {_shown_line(b.original.string)}"
                     for b in parse_stream(stream) if b.error]
     except OSError as exc:
         return [f"cannot read {path}: {exc.strerror}"]
+
+
+def _shown_line(line: str) -> str:
+    """A bad .env line as a warning may show it: never the value of a secret setting."""
+    name = next((n for n in SECRET_SETTINGS if n in line), None)
+    return f"the {name} line (value not shown)" if name else repr(line.strip()[:40])
+
+
+def secret_problem(name: str, value: str) -> str | None:
+    """Why a key or token cannot be used as one: anything but printable ASCII (a control character
+    would end up in an HTTP header, and the error about it could print the key)."""
+    if all("\x21" <= ch <= "\x7e" for ch in value):
+        return None
+    return f"{name} contains control characters, spaces or non-ASCII characters; it is ignored (check the value)"
 
 
 def _read_file(path: Path, warnings: list[str]) -> dict[str, str]:
@@ -172,7 +189,10 @@ def _label(path: Path, workspace_env: Path) -> str:
 def load_settings(workspace: Path, env_file: Path | None = None,
                   environ: dict[str, str] | None = None, user_file: Path | None = None) -> SettingsResult:
     """Read every setting; never raises for a bad value. `user_file` defaults to user_settings_file()."""
-    environ = dict(os.environ if environ is None else environ)
+    if environ is None:
+        from keyguard import process_environ     # the environment with the key handed over at start-up
+        environ = process_environ()
+    environ = dict(environ)
     warnings: list[str] = []
     env_path = env_file or workspace / ".env"
     user_path = user_file or user_settings_file(environ)
@@ -192,6 +212,9 @@ def load_settings(workspace: Path, env_file: Path | None = None,
         if found is None:
             continue      # an empty value means "not set" (as in a copied .env.example)
         source, raw = found
+        if name in SECRET_SETTINGS and secret_problem(name, raw.strip()):
+            warnings.append(f"{secret_problem(name, raw.strip())} (from {source})")
+            continue
         try:
             values[f.name] = _parse(name, raw, f.metadata["kind"], f.metadata["min"])
             sources[name] = source

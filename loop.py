@@ -21,15 +21,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from big_input import fit_input
 from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolStarted
 from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text, clean_text,
                      close_dangling_tool_uses, text_of, tool_result)
+from history import blocks as history_blocks
 from instructions import changed as instructions_changed, load_instructions
-from llm import LLM, LLMError, ModelReply
+from llm import KNOWN_STOP_REASONS, LLM, LLMError, ModelReply
+from redact import secret_values
 from tools import ToolContext, run_tool, tool_schemas
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
+MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
 
 SYSTEM_PROMPT = """You are s08, a coding agent working in a terminal, in the workspace {workspace}.
 Use the tools to read, write and edit files and to run commands there; file paths are relative to the
@@ -58,7 +62,8 @@ class Agent:
         self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
         self.instructions = load_instructions(self.workspace)
-        self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings)
+        self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings,
+                                    secrets=secret_values(self.settings))
         if self.compactor is None:
             self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
                                        self.system, self.tools, self.continuity)
@@ -118,7 +123,8 @@ class TurnResult:
     error: str = ""
 
 
-def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent) -> None:
+def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent,
+               cut_off: bool = True) -> None:
     """Execute calls in order. Each result enters the history (and the session log) as soon as it
     exists, in one user message that grows; on Ctrl-C the rest are answered as interrupted."""
     results: list[dict] = []
@@ -138,23 +144,40 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
             if call["id"] in incomplete:
                 add(tool_result(call["id"], f"This call was cut off by the output limit (MAX_TOKENS={limit}) "
                                 "before its input was complete, so it was not run. Retry with smaller pieces "
-                                "(e.g. write a large file in parts).", True), call)
+                                "(e.g. write a large file in parts)." if cut_off else "The input of this call "
+                                "was not a valid JSON object (or was nested too deeply), so it was not run.", True),
+                    call)
                 continue
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
             started = time.monotonic()
             result = run_tool(call["name"], call.get("input"), agent.tool_ctx)
-            add(tool_result(call["id"], result.content, result.is_error), call)
-            agent.emit(ToolFinished(call["id"], call["name"], result.content, result.is_error,
+            content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
+            add(tool_result(call["id"], content, result.is_error), call)
+            agent.emit(ToolFinished(call["id"], call["name"], content, result.is_error,
                                     time.monotonic() - started))
     except KeyboardInterrupt as exc:
         partial, stopped = getattr(exc, "partial", ""), len(results)
         for call in calls[stopped:]:
             if call is calls[stopped]:       # the call that was running
                 note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")
+                note = agent.tool_ctx.redact(note)
             else:
                 note = NOT_STARTED_RESULT
             add(tool_result(call["id"], note, True), call)
         raise
+
+
+def strip_trailing_space(messages: list[dict]) -> None:
+    """The API refuses a final assistant message whose text ends in whitespace; trim it (or drop a block
+    or message left empty)."""
+    content = history_blocks(messages[-1])
+    if content and content[-1].get("type") == "text":
+        text = content[-1].get("text", "").rstrip()
+        content = content[:-1] + ([{**content[-1], "text": text}] if text else [])
+        if content:
+            messages[-1] = {"role": "assistant", "content": content}
+        else:
+            messages[:] = list(messages)[:-1]
 
 
 def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
@@ -182,10 +205,14 @@ def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
 
 def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
     """Call the model and run its tools until it answers without tool calls; return the last reply."""
-    cut_off_rounds = 0
+    cut_off_rounds = pauses = 0
     while True:
         reply = _call_model(messages, agent)
-        if reply.content:
+        if pauses and messages and messages[-1]["role"] == "assistant":
+            # the continuation of a paused turn extends the paused answer (as one assistant turn)
+            reply.content = history_blocks(messages[-1]) + reply.content
+            messages[-1] = {"role": "assistant", "content": reply.content}
+        elif reply.content:
             messages.append({"role": "assistant", "content": reply.content})
         agent.compactor.observe(messages, reply.usage)
         calls = [b for b in reply.content if b.get("type") == "tool_use"]
@@ -199,9 +226,19 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             agent.emit(Notice("[the model declined to continue this request]", "warning"))
         if reply.stop_reason == "model_context_window_exceeded":
             agent.emit(Notice("[the answer was cut off by the model's context window]", "warning"))
+        if reply.stop_reason is not None and reply.stop_reason not in KNOWN_STOP_REASONS:
+            agent.emit(Notice(f"[the answer stopped for a reason s08 does not know: {reply.stop_reason}]", "warning"))
+        pauses = pauses + 1 if reply.stop_reason == "pause_turn" and not calls else 0
+        if 0 < pauses <= MAX_PAUSES:
+            if messages and messages[-1]["role"] == "assistant":
+                strip_trailing_space(messages)     # the API continues a paused turn from the answer sent back
+            continue
+        if pauses:
+            agent.emit(Notice(f"[the endpoint paused this turn {pauses} times in a row; say \"continue\" to go on]",
+                              "warning"))
         if not calls:
             return reply
-        _run_tools(messages, calls, reply.incomplete_tool_ids, agent)
+        _run_tools(messages, calls, reply.incomplete_tool_ids, agent, reply.stop_reason == "max_tokens")
         ctx = agent.tool_ctx
         if ctx.compact_request is not None:
             focus, ctx.compact_request, ctx.compact_done = ctx.compact_request, None, True
@@ -219,6 +256,7 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
     agent.begin_turn()
     text = clean_text(text) if text is not None else None
     if text is not None and text.strip():
+        text = fit_input(text, agent.compactor.window.tokens, agent.workspace, agent.emit)
         agent.continuity.typed_message(text)      # recorded as the person's, before it enters the history
         add_user_text(messages, text)
     try:

@@ -33,15 +33,19 @@ record in the middle stops the replay there until the next snapshot; a write
 that fails (full disk, read-only workspace) is rolled back, reported once, and
 followed by a full snapshot as soon as writing works again. A session file is
 locked (flock) while a process uses it: two s08s never write to one.
+
+The log belongs to s08, not to the workspace the model can change: file tools
+cannot write in .sessions/; before each record s08 checks that its file is
+still the one it wrote (same inode, size and mtime) and, if it was replaced or
+cut short, rewrites it from memory (header, usage, full snapshot). Replay
+makes what it rebuilt sendable (session_repair.py), and a resume that had to
+repair anything writes a snapshot at once, so a later turn is never lost
+behind old damage.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import secrets
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -49,87 +53,14 @@ from typing import Callable
 from compaction.continuity import Continuity
 from compaction.tokens import usage_tokens
 from history import SESSION_STOPPED_MARK, add_user_text, blocks, close_dangling_tool_uses
-from storage import ensure_folder
+from llm_reply import clean_usage
+from session_file import SessionBusy, SessionLog, new_session_id  # noqa: F401  (re-exported)
+from session_repair import make_sendable
+from storage import SESSIONS_DIR
 
-SESSIONS_DIR = ".sessions"
 CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept")
 CHANGES_KEPT = 256            # recent changes a SessionHistory remembers for lowest_change_since
 STOPPED_RESULT = "The session stopped before this tool call finished; it may not have completed."
-
-
-class SessionBusy(Exception):
-    """The session is open in another s08 process."""
-
-
-def new_session_id() -> str:
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-
-
-class SessionLog:
-    """The append-only file of one session. Created on the first write, locked while in use."""
-
-    def __init__(self, workspace: Path, session_id: str | None = None, header: dict | None = None,
-                 existing: bool = False):
-        self.workspace, self.id = Path(workspace), session_id or new_session_id()
-        self.path = self.workspace / SESSIONS_DIR / f"{self.id}.jsonl"
-        self.header, self.fd = header or {}, None
-        if existing:
-            self._open(create=False)
-
-    def _open(self, create: bool) -> None:
-        ensure_folder(self.path.parent)
-        flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
-        fd = os.open(self.path, flags, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise SessionBusy(f"session {self.id} is open in another s08") from None
-        self.fd = fd
-        if not create:
-            self._drop_torn_tail()
-        if os.fstat(fd).st_size == 0:
-            self._write({"t": "session", "id": self.id, "workspace": str(self.workspace),
-                         "started": time.strftime("%Y-%m-%dT%H:%M:%S"), **self.header})
-
-    def _drop_torn_tail(self) -> None:
-        """A kill mid-write can leave a last line without its newline: cut it off before appending
-        (load_session drops the same line, so the file and the replay agree)."""
-        size = os.fstat(self.fd).st_size
-        if not size:
-            return
-        with open(self.path, "rb") as f:
-            f.seek(size - 1)
-            if f.read(1) == b"\n":
-                return
-            f.seek(0)
-            data = f.read()
-        os.truncate(self.path, data.rfind(b"\n") + 1)
-
-    def write(self, record: dict) -> None:
-        if self.fd is None:
-            self._open(create=True)
-        self._write(record)
-
-    def _write(self, record: dict) -> None:
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
-        size = os.fstat(self.fd).st_size
-        try:
-            view = memoryview(line)
-            while view:                   # one write() in practice; loop only on a short write
-                view = view[os.write(self.fd, view):]
-            os.fsync(self.fd)
-        except OSError:
-            try:
-                os.ftruncate(self.fd, size)   # never leave half a record for the next one to glue onto
-            except OSError:
-                pass
-            raise
-
-    def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)             # closing releases the lock
-            self.fd = None
 
 
 class SessionHistory(list):
@@ -143,6 +74,7 @@ class SessionHistory(list):
         self.log, self.on_error, self.behind = log, on_error, False
         self.kept_state: Callable[[], list[dict]] | None = None   # records of the session's other state, for snapshots
         self.version, self._changes = 0, []                    # (version, lowest index changed) of recent changes
+        self.usages: list[dict] = []          # usage records, kept to rewrite a log that was tampered with
 
     def _changed(self, index: int) -> None:
         self.version += 1
@@ -161,28 +93,49 @@ class SessionHistory(list):
             low = min(low, index)
         return low
 
+    def _snapshot(self) -> list[dict]:
+        """The whole state as records: the history, then what else the session keeps (the continuity,
+        a learned window)."""
+        return [{"t": "replace", "keep": 0, "tail": list(self)}] + (self.kept_state() if self.kept_state else [])
+
     def _record(self, record: dict) -> None:
         if self.log is None:
             return
         try:
-            if self.behind:       # catch up: the whole history, the whole continuity, then a usage record
-                self.log.write({"t": "replace", "keep": 0, "tail": list(self)})
-                for state in self.kept_state() if self.kept_state is not None else []:
+            if self.log.tampered():
+                self.log.rewrite(self.usages + self._snapshot())
+                self._tell(f"[session log: {self.log.path.name} was replaced or changed by something other than "
+                           "s08; rewrote it from memory]")
+            elif self.behind:     # catch up: the whole state, then a usage record
+                for state in self._snapshot():
                     self.log.write(state)
-            if not self.behind or record["t"] == "usage":
+                if record["t"] == "usage":
+                    self.log.write(record)
+            else:
                 self.log.write(record)
         except OSError as exc:
-            if not self.behind and self.on_error:
-                self.on_error(f"[session log: cannot write {self.log.path.name} ({exc.strerror or exc}); "
-                              "going on without it until writing works again]")
+            if not self.behind:
+                self._tell(f"[session log: cannot write {self.log.path.name} ({exc.strerror or exc}); "
+                           "going on without it until writing works again]")
             self.behind = True
             return
-        if self.behind and self.on_error:
-            self.on_error("[session log: writing works again; the log has caught up]")
+        if self.behind:
+            self._tell("[session log: writing works again; the log has caught up]")
         self.behind = False
 
+    def _tell(self, text: str) -> None:
+        if self.on_error:
+            self.on_error(text)
+
+    def snapshot(self) -> None:
+        """Log the whole state as it is now (after a repair, so nothing before it matters)."""
+        for state in self._snapshot():
+            self._record(state)
+
     def note_usage(self, usage: dict, purpose: str) -> None:
-        self._record({"t": "usage", "n": len(self), "u": usage, "p": purpose})
+        record = {"t": "usage", "n": len(self), "u": usage, "p": purpose}
+        self.usages.append(record)
+        self._record(record)
 
     def note(self, record: dict) -> None:
         """Log a record that is not a change of the messages (the continuity's, see Continuity.connect)."""
@@ -253,6 +206,7 @@ class LoadedSession:
     unanswered: bool = False
     continuity: Continuity = field(default_factory=Continuity)
     window: int | None = None                  # the context window the API stated, if it did
+    repaired: bool = False                     # replay had to skip or fix something: resume writes a snapshot
 
 
 def _message_ok(m) -> bool:
@@ -330,17 +284,22 @@ def replay(lines: list[str]) -> LoadedSession:
             loaded.continuity.apply(record)
             recorded = True
         if kind == "usage":
-            u = record["u"]
-            loaded.usages.append((u, record.get("p", "answer")))
+            u = clean_usage(record["u"])
+            loaded.usages.append((u, "summary" if record.get("p") == "summary" else "answer"))
             loaded.anchor = (record["n"], usage_tokens(u)) if 0 < record["n"] <= len(messages) else None
     if lost_at is not None:
         loaded.notices.append(f"the session log is damaged at line {lost_at}; resumed the state before it "
                               f"({skipped} later record(s) could not be used)")
-    if loaded.anchor and loaded.anchor[0] > len(messages):
+    loaded.repaired = bool(loaded.notices)
+    sendable, fixes = make_sendable(messages, STOPPED_RESULT)
+    if fixes:
+        loaded.notices += fixes
+        loaded.repaired = True
+    if loaded.anchor and (loaded.anchor[0] > len(sendable) or sendable[:loaded.anchor[0]] != messages[:loaded.anchor[0]]):
         loaded.anchor = None
-    loaded.messages = messages
-    if not recorded and messages:          # a log from before s08 recorded what the person typed
-        loaded.continuity = Continuity.from_history(legacy_typed_texts(messages))
+    loaded.messages = sendable
+    if not recorded and sendable:          # a log from before s08 recorded what the person typed
+        loaded.continuity = Continuity.from_history(legacy_typed_texts(sendable))
     return loaded
 
 
@@ -376,6 +335,7 @@ def load_session(path: Path) -> LoadedSession:
     loaded = replay([line for line in lines if line.strip()])
     if torn.strip():
         loaded.notices.insert(0, "dropped a half-written last line of the session log")
+        loaded.repaired = True
     loaded.id, loaded.path = path.stem, path
     return loaded
 
@@ -396,10 +356,14 @@ def find_session(workspace: Path, wanted: str) -> Path | None:
 
 
 def open_session(workspace: Path, loaded: LoadedSession, on_error=None) -> SessionHistory:
-    """Continue a loaded session: its history, logging to the same (now locked) file. Repairs are
-    logged like any change: tool calls left without results get an "interrupted" result, and a
-    request the session stopped before answering is marked, so the model knows."""
-    history = SessionHistory(loaded.messages, SessionLog(workspace, loaded.id, existing=True), on_error)
+    """Continue a loaded session: its history, logging to the same (now locked) file. Replay already
+    made the history sendable (tool calls left without results are marked interrupted); a request the
+    session stopped before answering is marked, so the model knows. When anything had to be repaired,
+    a full snapshot is logged at once, so the damage is behind the state later turns build on."""
+    header = {k: v for k, v in loaded.header.items() if k not in ("t", "id", "workspace")}
+    history = SessionHistory(loaded.messages, SessionLog(workspace, loaded.id, header=header, existing=True),
+                             on_error)
+    history.usages = [{"t": "usage", "n": 0, "u": u, "p": p} for u, p in loaded.usages]
     repaired = close_dangling_tool_uses(history, STOPPED_RESULT)
     if repaired:
         loaded.notices.append(f"{repaired} tool call{'s' if repaired > 1 else ''} cut off when the session "
@@ -411,4 +375,6 @@ def open_session(workspace: Path, loaded: LoadedSession, on_error=None) -> Sessi
             loaded.unanswered = True
             loaded.notices.append("the last request was not answered before the session stopped; "
                                   "/retry sends it again")
+    if loaded.repaired:
+        history.snapshot()
     return history

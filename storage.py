@@ -3,7 +3,9 @@
 Names are made unique by creating the file exclusively (O_EXCL), so two
 outputs with the same tool_use id, two transcripts in the same second, or two
 sessions in one workspace never overwrite each other. Tests point the root
-at a temp dir simply by using a temp workspace.
+at a temp dir simply by using a temp workspace. Everything s08 creates for
+itself is owner-only (files 0600, folders 0700): outputs and transcripts hold
+what the person's commands printed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import time
 from pathlib import Path
 
 TASK_OUTPUTS_DIR = ".task_outputs/tool-results"
+SESSIONS_DIR = ".sessions"
 TRANSCRIPTS_DIR = ".transcripts"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -25,13 +28,38 @@ def safe_stem(text: str, max_len: int = 64) -> str:
     return _SAFE.sub("_", text).strip("._")[:max_len] or "output"
 
 
+FILE_MODE, FOLDER_MODE = 0o600, 0o700
+
+
+def make_private_folders(folder: Path) -> None:
+    """mkdir -p, each folder it creates owner-only (pathlib's parents=True ignores the mode)."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=FOLDER_MODE)
+        except FileExistsError:
+            pass
+
+
+def private_file(path: Path) -> Path:
+    """Make sure `path` exists, created owner-only (with its folders) if it did not."""
+    make_private_folders(path.parent)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE))
+    return path
+
+
 def ensure_folder(folder: Path) -> Path:
     """Create one of s08's folders, with a .gitignore so a `git add -A` never commits its contents."""
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_folders(folder)
+    folder.mkdir(mode=FOLDER_MODE, exist_ok=True)      # raises if something else is in the way
     ignore = folder / ".gitignore"
     if not ignore.exists():
         try:
-            ignore.write_text("# written by s08: outputs, transcripts and sessions stay out of git\n*\n")
+            with os.fdopen(os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE), "w") as f:
+                f.write("# written by s08: outputs, transcripts and sessions stay out of git\n*\n")
         except OSError:
             pass
     return folder
@@ -46,7 +74,7 @@ def create_unique(folder: Path, stem: str, suffix: str) -> tuple[Path, int]:
             name = f"{stem}-{secrets.token_hex(4)}{suffix}"
         path = folder / name
         try:
-            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         except FileExistsError:
             continue
     raise OSError(f"could not create a unique file for {stem!r} in {folder}")
@@ -64,7 +92,8 @@ def write_transcript(workspace: Path, messages: list[dict]) -> Path:
     """Save a history as JSONL (one API-shaped message per line), atomically, never overwriting."""
     final = reserve_transcript(workspace, "transcript")
     tmp = final.parent / f".{final.name}.tmp"    # fill it via rename: a reader never sees half a file
-    with open(tmp, "w", encoding="utf-8", errors="replace") as f:
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "w", encoding="utf-8",
+                   errors="replace") as f:
         f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
         f.flush()
         os.fsync(f.fileno())

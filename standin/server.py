@@ -76,7 +76,8 @@ class StandIn:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def start(self) -> "StandIn":
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True, name="standin")
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
+                                       name="standin")   # a short poll: stop() returns at once
         self.thread.start()
         return self
 

@@ -2,10 +2,12 @@
 
 The command runs in its own process group (its own session), so a timeout or
 Ctrl-C kills the whole group — children included — and the terminal's
-Ctrl-C reaches only the agent. Output (stdout and stderr merged) is kept in
-memory up to MEMORY_CAP bytes; past that it streams to a file under
-`.task_outputs/tool-results/` (kept up to FILE_CAP bytes, with a marker where
-it was cut) and the model gets the head, the tail and the path.
+Ctrl-C reaches only the agent. Output (stdout and stderr merged, redacted as
+it streams) goes to an OutputSink: memory while small, then a file under
+`.task_outputs/tool-results/`, head and tail only if the disk refuses.
+Processes the command leaves running (`&`, nohup, setsid) are found through
+background.py: listed in the result, killed with the command on a timeout or
+Ctrl-C, and ended when s08 exits.
 """
 
 from __future__ import annotations
@@ -18,17 +20,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage import TASK_OUTPUTS_DIR, create_unique, persisted_block, relative
-from .bash_guard import dangerous_reason
+from config import SECRET_SETTINGS
+from storage import TASK_OUTPUTS_DIR
+from .background import JOBS, Jobs, group_members, group_of
+from .bash_guard import MAX_COMMAND_BYTES, dangerous_reason
+from .output_sink import MEMORY_CAP, OutputSink  # noqa: F401  (MEMORY_CAP re-exported for tests)
 from .registry import ToolResult, tool
 
-MEMORY_CAP = 1024 * 1024          # bytes of output held in memory before spilling to a file
-FILE_CAP = 256 * 1024 * 1024      # bytes of output kept on disk; the rest is counted, not stored
-PREVIEW_CHARS = 2000              # head + tail shown to the model for a spilled output
 READ_CHUNK = 65536
 DRAIN_GRACE = 0.5                 # seconds to keep reading after bash exits (background jobs)
 QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
-HIDDEN_ENV = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"}   # commands (and so the model) never see these
+HIDDEN_ENV = set(SECRET_SETTINGS)  # commands (and so the model) never see these
 
 
 class CommandInterrupted(KeyboardInterrupt):
@@ -47,52 +49,6 @@ class Captured:
     total_bytes: int
 
 
-class _Sink:
-    """Collect output: in memory while small, then in a spill file with a rolling tail."""
-
-    def __init__(self, spill_dir: Path):
-        self.spill_dir, self.buf, self.total = spill_dir, bytearray(), 0
-        self.fd = self.path = None
-        self.head = b""
-        self.tail = bytearray()
-        self.lines = 0
-
-    def add(self, data: bytes) -> None:
-        self.total += len(data)
-        self.lines += data.count(b"\n")
-        if self.fd is None and len(self.buf) + len(data) <= MEMORY_CAP:
-            self.buf += data
-            return
-        if self.fd is None:
-            self.path, self.fd = create_unique(self.spill_dir, f"bash-{time.strftime('%Y%m%d_%H%M%S')}", ".txt")
-            self.head = bytes(self.buf[:PREVIEW_CHARS * 2])
-            os.write(self.fd, self.buf)
-            self.tail, self.buf = bytearray(self.buf[-PREVIEW_CHARS * 2:]), bytearray()
-        written = self.total - len(data)
-        room = FILE_CAP - written
-        if room > 0:
-            os.write(self.fd, data[:room])
-            if room < len(data):
-                os.write(self.fd, f"\n[... output cut here: kept the first {FILE_CAP:,} bytes ...]\n".encode())
-        self.tail = (self.tail + data)[-PREVIEW_CHARS * 2:]
-
-    def result(self, workspace: Path, trailer: str) -> str:
-        if self.fd is None:
-            text = self.buf.decode("utf-8", errors="replace") or "(no output)"
-            return text + ("" if text.endswith("\n") else "\n") + trailer
-        os.close(self.fd)
-        self.fd = None
-        half = PREVIEW_CHARS // 2
-        head = self.head.decode("utf-8", errors="replace")[:half]
-        tail = self.tail.decode("utf-8", errors="replace")[-half:]
-        cut = f"Only the first {FILE_CAP:,} bytes were kept on disk. " if self.total > FILE_CAP else ""
-        return persisted_block(relative(workspace, self.path), self.total, self.lines, head, tail,
-                               note=cut + trailer.strip())
-
-    def partial(self) -> str:
-        return (self.buf or self.tail).decode("utf-8", errors="replace")[-PREVIEW_CHARS:]
-
-
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -104,13 +60,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _command_env() -> dict:
+def _command_env(extra: dict | None = None) -> dict:
     """The agent's environment, minus its API credentials, plus settings that keep tools quiet."""
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN_ENV}
-    return {**env, **QUIET_ENV}
+    return {**env, **QUIET_ENV, **(extra or {})}
 
 
-def _read_until_done(proc: subprocess.Popen, sink: _Sink, deadline: float) -> bool:
+def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float) -> bool:
     """Collect output until the command exits (plus a short grace for its output) or the deadline
     passes. Returns True on timeout. A command that closed its own output is still waited for."""
     fd, exited_at, eof = proc.stdout.fileno(), None, False
@@ -134,30 +90,59 @@ def _read_until_done(proc: subprocess.Popen, sink: _Sink, deadline: float) -> bo
                 eof = True
 
 
-def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path) -> Captured:
+def _kill_all(proc: subprocess.Popen, jobs: Jobs, tag: str) -> str:
+    """Kill the command's group and what it started elsewhere; say only what was checked afterwards."""
+    _kill_group(proc)
+    tagged = jobs.after(tag, proc.pid)
+    moved = [p for p in tagged if group_of(p) != proc.pid]       # setsid & co.: outside the group
+    left = jobs.kill(tagged)
+    jobs.known.difference_update(set(tagged) - set(left))
+    deadline = time.monotonic() + 1                 # SIGKILL is sent; give the group a moment to go
+    while (in_group := group_members(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    said = "killed the command's process group"
+    n = len([p for p in moved if p not in left])
+    if n:
+        said += f" and {n} process{'es' if n > 1 else ''} it had moved out of it"
+    if left or in_group:
+        still = ", ".join(str(p) for p in left) or ", ".join(map(str, in_group))
+        said += f"; still running after the kill: {still}"
+    return said
+
+
+def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secrets=(),
+                jobs: Jobs | None = None) -> Captured:
     """Run `command` with bash; never holds more than about MEMORY_CAP bytes of its output. Whatever
     ends the wait — timeout, Ctrl-C, a signal that stops the agent — kills the whole process group."""
+    jobs = jobs or JOBS
+    tag = jobs.new_tag()
     proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_command_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_command_env(jobs.env(tag)),
                             start_new_session=True)
-    sink = _Sink(spill_dir)
+    jobs.spawned(tag, proc.pid)
+    sink = OutputSink(spill_dir, secrets)
     try:
         timed_out = _read_until_done(proc, sink, time.monotonic() + timeout)
     except KeyboardInterrupt:
-        _kill_group(proc)
+        _kill_all(proc, jobs, tag)
+        sink.finish()
         raise CommandInterrupted(sink.partial()) from None
     except BaseException:
-        _kill_group(proc)
+        _kill_all(proc, jobs, tag)
+        sink.close()
         raise
     finally:
         proc.stdout.close()
     if timed_out:
-        _kill_group(proc)
-        trailer = f"[timed out after {timeout:g}s; the command and its children were killed]"
+        trailer = f"[timed out after {timeout:g}s; {_kill_all(proc, jobs, tag)}]"
         code = None
     else:
         code = proc.wait()
         trailer = f"[killed by signal {-code}]" if code < 0 else f"[exit code {code}]"
+        left = jobs.after(tag, proc.pid)
+        if left:
+            trailer += (f"\n[still running in the background: {'; '.join(map(str, left[:10]))}"
+                        f"{' …' if len(left) > 10 else ''} — s08 ends {'them' if len(left) > 1 else 'it'} when it exits]")
     return Captured(sink.result(cwd, trailer), code, timed_out, sink.total)
 
 
@@ -170,10 +155,14 @@ def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path) -> Cap
 def bash(ctx, command: str) -> ToolResult:
     if not command.strip():
         return ToolResult("Error: command is empty", True)
+    size = len(command.encode("utf-8", "surrogatepass"))
+    if size > MAX_COMMAND_BYTES:
+        return ToolResult(f"Error: the command is {size:,} bytes long; the limit is {MAX_COMMAND_BYTES:,} (the "
+                          "system's own limit for one argument). Write long scripts to a file and run that.", True)
     reason = dangerous_reason(command)
     if reason:
         return ToolResult(f"Refused: {reason}. This command could destroy the machine or its data, "
                           "so s08 will not run it.", True)
     timeout = getattr(ctx.settings, "bash_timeout", 120.0)
-    captured = run_command(command, ctx.workspace, timeout, ctx.workspace / TASK_OUTPUTS_DIR)
+    captured = run_command(command, ctx.workspace, timeout, ctx.workspace / TASK_OUTPUTS_DIR, ctx.secrets, ctx.jobs)
     return ToolResult(captured.text, captured.timed_out)

@@ -3,17 +3,20 @@
 Reading streams the file line by line with a cap per line and per call, so a
 huge file or a file with no newlines never has to fit in memory. Writes go to
 a temporary file in the same folder and are renamed into place, so a crash
-never leaves a half-written file.
+never leaves a half-written file. Every file is opened through safe_fs.py
+(no link followed that appeared after the path was checked); s08's settings
+files and .sessions/ are refused to write_file and edit_file. read_file may
+read .env: what it returns is redacted like every tool result.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from .registry import tool
-from .workspace import ToolError, display_path, resolve_in_workspace
+from .safe_fs import check_replaceable, open_file, replace_file
+from .workspace import ToolError, display_path, refuse_s08_files, resolve_in_workspace
 
 READ_DEFAULT_LINES = 2000      # lines returned when no limit is given
 READ_MAX_CHARS = 25_000        # per call; stays under the persist threshold so reads are never persisted
@@ -22,9 +25,10 @@ BINARY_SNIFF_BYTES = 8192
 EDIT_MAX_BYTES = 10 * 1024 * 1024
 
 
-def _looks_binary(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return b"\x00" in f.read(BINARY_SNIFF_BYTES)
+def _looks_binary(f) -> bool:
+    sniff = f.read(BINARY_SNIFF_BYTES)
+    f.seek(0)
+    return b"\x00" in sniff
 
 
 def _checked_file(ctx, path: str) -> tuple[Path, str]:
@@ -62,13 +66,13 @@ def read_file(ctx, path: str, offset: int = 1, limit: int = READ_DEFAULT_LINES) 
     target, shown = _checked_file(ctx, path)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1")
-    size = target.stat().st_size
-    if _looks_binary(target):
-        raise ToolError(f"{shown} is a binary file ({size:,} bytes); read_file only reads text. "
-                        "Inspect it with bash instead (e.g. `file`, `xxd | head`).")
     out, chars, lineno = [], 0, 0
     cut_lines, bad_utf8, stopped_at = 0, False, None
-    with open(target, "rb") as f:
+    with os.fdopen(open_file(ctx.workspace.resolve(), target), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if _looks_binary(f):
+            raise ToolError(f"{shown} is a binary file ({size:,} bytes); read_file only reads text. "
+                            "Inspect it with bash instead (e.g. `file`, `xxd | head`).")
         while True:
             raw, cut = _read_line(f, MAX_LINE_CHARS * 4)
             if not raw:
@@ -83,6 +87,7 @@ def read_file(ctx, path: str, offset: int = 1, limit: int = READ_DEFAULT_LINES) 
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 text, bad_utf8 = raw.decode("utf-8", errors="replace"), True
+            text = ctx.redact(text)          # before cutting, so no part of a key is left
             if len(text) > MAX_LINE_CHARS or cut:
                 text = text[:MAX_LINE_CHARS].rstrip("\n") + f" [... line {lineno} cut at {MAX_LINE_CHARS} chars]\n"
                 cut_lines += 1
@@ -111,34 +116,16 @@ def read_file(ctx, path: str, offset: int = 1, limit: int = READ_DEFAULT_LINES) 
     return body
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-NEW_FILE_MODE = 0o666 & ~_umask()
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and not target.stat().st_mode & 0o200:
-        raise ToolError(f"{target.name} is marked read-only; not changing it")
-    mode = target.stat().st_mode & 0o7777 if target.exists() else NEW_FILE_MODE
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+def _holds_a_key_the_content_lacks(ctx, target: Path, content: str) -> bool:
+    """The model sees a key as [redacted]; writing back what it read would destroy the real one."""
+    if not ctx.secrets or not target.is_file():
+        return False
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        with os.fdopen(open_file(ctx.workspace.resolve(), target), "rb") as f:
+            old = f.read(EDIT_MAX_BYTES).decode("utf-8", "replace")
+    except (OSError, ToolError):
+        return False
+    return any(key in old and key not in content for key in ctx.secrets)
 
 
 @tool("write_file",
@@ -149,11 +136,14 @@ def _atomic_write(target: Path, data: bytes) -> None:
 def write_file(ctx, path: str, content: str) -> str:
     target = resolve_in_workspace(ctx.workspace, path)
     shown = display_path(ctx.workspace, target)
+    refuse_s08_files(ctx.workspace, target, ctx.settings_files)
     if target.is_dir():
         raise ToolError(f"{shown} is a directory")
-    existed = target.exists()
+    if _holds_a_key_the_content_lacks(ctx, target, content):
+        raise ToolError(f"{shown} contains the API key (shown to you as [redacted]); writing it whole would "
+                        "replace the key — change the other parts with edit_file instead")
     data = content.encode("utf-8", errors="replace")
-    _atomic_write(target, data)
+    existed = replace_file(ctx.workspace.resolve(), target, data)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     return f"{'Overwrote' if existed else 'Created'} {shown} ({len(data):,} bytes, {lines} lines)"
 
@@ -167,13 +157,17 @@ def write_file(ctx, path: str, content: str) -> str:
       required=["path", "old_text", "new_text"])
 def edit_file(ctx, path: str, old_text: str, new_text: str) -> str:
     target, shown = _checked_file(ctx, path)
+    refuse_s08_files(ctx.workspace, target, ctx.settings_files)
     if old_text == "":
         raise ToolError("old_text is empty; to create or replace a whole file use write_file")
     if old_text == new_text:
         raise ToolError("old_text and new_text are identical; nothing to change")
-    if target.stat().st_size > EDIT_MAX_BYTES:
-        raise ToolError(f"{shown} is too large to edit here ({target.stat().st_size:,} bytes); use bash (sed)")
-    raw = target.read_bytes()
+    with os.fdopen(open_file(ctx.workspace.resolve(), target), "rb") as f:
+        st = os.fstat(f.fileno())
+        check_replaceable(ctx.workspace.resolve(), target, st)
+        if st.st_size > EDIT_MAX_BYTES:
+            raise ToolError(f"{shown} is too large to edit here ({st.st_size:,} bytes); use bash (sed)")
+        raw = f.read(EDIT_MAX_BYTES + 1)
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
         raise ToolError(f"{shown} is a binary file; edit_file only edits text")
     try:
@@ -191,7 +185,8 @@ def edit_file(ctx, path: str, old_text: str, new_text: str) -> str:
         raise ToolError(f"old_text was found {count} times in {shown}; it must occur exactly once. "
                         "Include more surrounding lines to make it unique.")
     at = text.index(old_text)
-    _atomic_write(target, text.replace(old_text, new_text, 1).encode("utf-8"))
+    replace_file(ctx.workspace.resolve(), target, text.replace(old_text, new_text, 1).encode("utf-8"),
+                 expect_inode=st.st_ino)
     first = text.count("\n", 0, at) + 1
     return f"Edited {shown}: replaced 1 occurrence at line {first} ({old_text.count(chr(10)) + 1} lines → " \
            f"{new_text.count(chr(10)) + 1} lines)"

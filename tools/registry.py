@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from redact import redact
 from .workspace import ToolError
 
 JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "object": dict, "number": (int, float)}
@@ -42,6 +43,12 @@ class ToolContext:
     compact_request: str | None = None        # set by the compact tool; read by the loop
     compact_done: bool = False                # compaction already ran in this user turn
     extra: dict = field(default_factory=dict)
+    secrets: tuple = ()                       # key and token values, redacted from every result
+    settings_files: tuple = ()                # s08's own settings files: never written by file tools
+    jobs: Any = None                          # background processes commands left running (Jobs)
+
+    def redact(self, text: str) -> str:
+        return redact(text, self.secrets)
 
 
 REGISTRY: dict[str, Tool] = {}

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from events import Interrupted, Notice
 from history import blocks
+from storage import private_file
 from .onboarding import first_run, make_ask, print_demo_banner
 from .render import Renderer, summarize_input
 
@@ -49,8 +50,7 @@ class _History(FileHistory):
 def _history(path_text: str, console: Console):
     path = Path(path_text).expanduser()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
+        private_file(path)                         # created owner-only, like every file s08 keeps
         return _History(str(path))
     except OSError as exc:
         console.print(f"[yellow]input history not saved ({path}: {exc.strerror})[/yellow]")

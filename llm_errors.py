@@ -1,0 +1,131 @@
+"""Every way a model call can fail, as one LLMError with one line a person can act on.
+
+What the endpoint says in an error (its message, a retry-after header) is untrusted: the message is
+made valid text, cut to one line of at most MESSAGE_CHARS and redacted (an endpoint that echoes the
+key gets "[redacted]" shown instead); a retry-after that is negative, not a number or huge becomes
+the usual backoff or MAX_RETRY_AFTER. A base URL's user:password part is never shown.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import anthropic
+
+from redact import redact, redact_url
+
+RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
+MAX_RETRY_AFTER = 60.0
+MESSAGE_CHARS = 300
+STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,
+                       "timeout_error": 504, "invalid_request_error": 400, "authentication_error": 401,
+                       "permission_error": 403, "not_found_error": 404, "request_too_large": 413}
+_TOO_LONG = re.compile(r"(\d[\d,]*)\s*tokens\s*>\s*(\d[\d,]*)")
+
+
+class LLMError(Exception):
+    """A model call failed; `str(err)` is the one line to show."""
+
+    def __init__(self, message: str, kind: str, status: int | None = None, retryable: bool = False,
+                 retry_after: float | None = None):
+        super().__init__(message)
+        self.kind, self.status, self.retryable, self.retry_after = kind, status, retryable, retry_after
+        self.counted = self.maximum = None        # prompt_too_long: the API's "N tokens > M maximum"
+        found = _TOO_LONG.search(message) if kind == "prompt_too_long" else None
+        if found:
+            self.counted, self.maximum = (int(g.replace(",", "")) for g in found.groups())
+
+    @property
+    def short(self) -> str:
+        """A few words for the retry line, e.g. "529 overloaded"."""
+        words = {"rate_limit": "rate limited", "overloaded": "overloaded", "server": "server error",
+                 "dropped": "connection dropped", "connection": "connection failed", "timeout": "timed out"}
+        text = words.get(self.kind, self.kind.replace("_", " "))
+        return f"{self.status} {text}" if self.status else text
+
+
+def one_line(text, secrets=()) -> str:
+    """Untrusted text as one short, valid, redacted line."""
+    text = redact(str(text), secrets)
+    text = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text[:MESSAGE_CHARS * 4])
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first[:MESSAGE_CHARS]
+
+
+def _error_message(body) -> tuple[str, str]:
+    body = body if isinstance(body, dict) else {}
+    err = body.get("error", body)
+    err = err if isinstance(err, dict) else {}
+    kind = err.get("type") if isinstance(err.get("type"), str) else ""
+    return kind[:64], err.get("message") or ""
+
+
+def retry_after(headers) -> float | None:
+    """The server's retry-after, clamped to [0, MAX_RETRY_AFTER]; None when unusable."""
+    try:
+        value = float(headers.get("retry-after")) if headers is not None else math.nan
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    return min(value, MAX_RETRY_AFTER)
+
+
+def classify(exc: BaseException, base_url: str, model: str, timeout: float, secrets=()) -> LLMError:
+    """Turn any exception from a model call into an LLMError with a helpful line."""
+    if isinstance(exc, LLMError):
+        return exc
+    url = redact_url(base_url)
+    if isinstance(exc, anthropic.APITimeoutError):
+        return LLMError(f"Request to {url} timed out after {timeout:g}s (API_TIMEOUT).", "timeout",
+                        retryable=True)
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        text = one_line(cause or exc, secrets)
+        if "refused" in text.lower() or "errno 111" in text.lower():
+            return LLMError(f"Cannot connect to {url}: connection refused. Check ANTHROPIC_BASE_URL "
+                            "and that the server is running.", "connection", retryable=True)
+        return LLMError(f"Connection to {url} failed: {text[:200]}", "connection", retryable=True)
+    if isinstance(exc, anthropic.APIStatusError):
+        kind, raw = _error_message(exc.body)
+        message = one_line(raw or getattr(exc, "message", "") or exc, secrets)
+        status = exc.status_code if exc.status_code != 200 else STREAM_ERROR_STATUS.get(kind, 500)
+        wait = retry_after(getattr(exc.response, "headers", None))
+        return from_status(status, kind, message, url, model, wait)
+    text = one_line(f"{type(exc).__name__}: {exc}", secrets)
+    if "Timeout" in type(exc).__name__:
+        return LLMError(f"No data from {url} for {timeout:g}s (API_TIMEOUT); the answer was abandoned.",
+                        "timeout", retryable=True)
+    if "incomplete chunked read" in text or "peer closed" in text or "RemoteProtocolError" in text:
+        return LLMError(f"The connection to {url} dropped mid-answer.", "dropped", retryable=True)
+    return LLMError(f"Model call failed: {text}", "unknown")
+
+
+def stream_error(data, base_url: str, model: str, secrets=()) -> LLMError:
+    """An `error` event in the middle of a stream (the HTTP status was already 200)."""
+    kind, raw = _error_message(data)
+    return from_status(STREAM_ERROR_STATUS.get(kind, 500), kind, one_line(raw or kind or "error", secrets),
+                       redact_url(base_url), model, None)
+
+
+def from_status(status: int, kind: str, message: str, url: str, model: str, wait: float | None) -> LLMError:
+    if status == 401:
+        return LLMError(f"Authentication failed (401) at {url}: {message}. Check ANTHROPIC_API_KEY "
+                        "(or ANTHROPIC_AUTH_TOKEN) in .env.", "auth", status)
+    if status == 403:
+        return LLMError(f"Permission denied (403): {message}", "permission", status)
+    if status == 404:
+        return LLMError(f"Not found (404) at {url}: {message}. Check MODEL_ID={one_line(model)} and "
+                        "ANTHROPIC_BASE_URL.", "not_found", status)
+    if status in (400, 413):
+        if "prompt is too long" in message.lower() or "too long" in message.lower() and status == 413:
+            return LLMError(f"Prompt too long: {message}", "prompt_too_long", status)
+        hint = " (if this endpoint does not support prompt caching, set PROMPT_CACHE=off)" \
+            if "cache_control" in message else ""
+        return LLMError(f"The API rejected the request ({status}): {message}{hint}", "bad_request", status)
+    if status == 429:
+        return LLMError(f"Rate limited (429): {message}", "rate_limit", status, True, wait)
+    if status == 529 or kind == "overloaded_error":
+        return LLMError(f"The API is overloaded (529): {message}", "overloaded", status, True, wait)
+    return LLMError(f"API error ({status}): {message}", "server", status, status in RETRY_STATUSES, wait)

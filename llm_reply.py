@@ -1,0 +1,215 @@
+"""A streamed answer, built from raw events and cleaned on arrival: what enters the history is always
+something the API will accept back.
+
+    Accumulator.feed(event)  one SSE event's data (a dict from the endpoint: untrusted)
+    Accumulator.reply(ids)   the answer as plain, API-shaped dicts (a ModelReply)
+
+Cleaning, because a prompt injection or a broken endpoint can send anything:
+- text and tool inputs are valid UTF-8: lone surrogates become U+FFFD;
+- only text, tool_use, thinking and redacted_thinking blocks are kept, each with only its own
+  fields (a planted `cache_control` or unknown field never reaches the next request);
+- tool_use ids must match ^[a-zA-Z0-9_-]+$ and be unique in the history; any other id is
+  rewritten (the reply is the only place that id exists yet, so the rewrite is consistent);
+- tool names that are not ^[a-zA-Z0-9_-]{1,128}$ are made so (the call then fails as unknown);
+- usage keeps the four token counts as integers in [0, MAX_USAGE];
+- the answer may hold at most `max_chars` characters: a server that streams without end is cut off.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+
+from events import Emit, TextDelta
+from llm_errors import LLMError
+
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,200}$")
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+MAX_USAGE = 10_000_000
+KNOWN_STOP_REASONS = {"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
+                      "model_context_window_exceeded"}
+MAX_INPUT_DEPTH = 100   # nesting of a tool call's input
+EVENT_COST = 16          # characters each event counts against the answer's size, so empty ones add up too
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass
+class ModelReply:
+    content: list[dict]
+    stop_reason: str | None
+    usage: dict = field(default_factory=dict)
+    incomplete_tool_ids: set = field(default_factory=set)   # tool_use blocks cut off mid-input
+    notes: list[str] = field(default_factory=list)          # what cleaning changed, one line each
+
+
+def valid_text(text) -> str:
+    """A str with every lone surrogate replaced, so it encodes as UTF-8."""
+    text = text if isinstance(text, str) else ""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def _valid_json(value):
+    """A parsed tool input with every string (keys too) made valid; iterative, so depth costs no stack.
+    Nesting deeper than MAX_INPUT_DEPTH is refused (later json.dumps calls would hit the recursion limit)."""
+    root = [value]
+    stack = [(root, 0, 0)]
+    while stack:
+        container, key, depth = stack.pop()
+        item = container[key]
+        if depth > MAX_INPUT_DEPTH:
+            raise ValueError("nested too deeply")
+        if isinstance(item, str):
+            container[key] = valid_text(item)
+        elif isinstance(item, list):
+            stack.extend((item, i, depth + 1) for i in range(len(item)))
+        elif isinstance(item, dict):
+            fixed = {valid_text(k): v for k, v in item.items()}
+            item.clear()
+            item.update(fixed)
+            stack.extend((item, k, depth + 1) for k in item)
+    return root[0]
+
+
+def clean_usage(usage) -> dict:
+    """The token counts of a usage object as sane integers; anything else dropped."""
+    out = {}
+    if not isinstance(usage, dict):
+        return out
+    for key in USAGE_KEYS:
+        value = usage.get(key)
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip()[:12])
+        if isinstance(value, float) and value == value and abs(value) != float("inf"):
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[key] = min(max(value, 0), MAX_USAGE)
+    return out
+
+
+def clean_stop_reason(reason) -> str | None:
+    if not isinstance(reason, str) or not reason:
+        return None
+    return re.sub(r"[^A-Za-z0-9_.-]", "?", reason[:64])
+
+
+def clean_tool_name(name) -> str:
+    if isinstance(name, str) and TOOL_NAME.match(name):
+        return name
+    text = re.sub(r"[^a-zA-Z0-9_-]", "_", valid_text(name) if isinstance(name, str) else "")[:128]
+    return text or "unnamed_tool"
+
+
+class Accumulator:
+    """Builds the answer from raw event dicts; emits TextDelta as text arrives."""
+
+    def __init__(self, emit: Emit, max_chars: int, on_error=None):
+        self.emit, self.max_chars, self.on_error = emit, max_chars, on_error
+        self.blocks: dict[int, dict] = {}
+        self.json_parts: dict[int, list[str]] = {}
+        self.stop_reason, self.usage, self.done, self.shown, self.size = None, {}, False, False, 0
+
+    def _grow(self, chars: int) -> None:
+        self.size += chars + EVENT_COST
+        if self.size > self.max_chars:
+            raise LLMError(f"The answer grew past {self.max_chars:,} characters, far more than MAX_TOKENS "
+                           "allows; it was abandoned.", "oversized")
+
+    def feed(self, data) -> None:
+        if not isinstance(data, dict):
+            raise LLMError("The endpoint sent an event that is not a JSON object.", "malformed")
+        kind = data.get("type")
+        self._grow(0)
+        if kind == "message_start":
+            message = data.get("message")
+            self.usage = clean_usage(message.get("usage") if isinstance(message, dict) else None)
+        elif kind == "content_block_start":
+            index, block = data.get("index"), data.get("content_block")
+            if isinstance(index, int) and isinstance(block, dict) and index not in self.blocks:
+                self.blocks[index] = dict(block)
+                if block.get("type") == "tool_use":
+                    self.json_parts[index] = []
+        elif kind == "content_block_delta":
+            self._delta(data.get("index"), data.get("delta"))
+        elif kind == "message_delta":
+            delta = data.get("delta")
+            if isinstance(delta, dict) and "stop_reason" in delta:
+                self.stop_reason = clean_stop_reason(delta.get("stop_reason"))
+            self.usage.update(clean_usage(data.get("usage")))
+        elif kind == "message_stop":
+            self.done = True
+        elif kind == "error" and self.on_error is not None:
+            raise self.on_error(data)
+        # other event types (ping, content_block_stop, ones added to the API later) carry nothing to keep
+
+    def _delta(self, index, delta) -> None:
+        block = self.blocks.get(index) if isinstance(index, int) else None
+        if block is None or not isinstance(delta, dict):
+            return
+        kind = delta.get("type")
+        if kind == "text_delta" and isinstance(delta.get("text"), str):
+            text = valid_text(delta["text"])
+            self._grow(len(text))
+            block["text"] = (block["text"] if isinstance(block.get("text"), str) else "") + text
+            if text:
+                self.shown = True
+                self.emit(TextDelta(text))
+        elif kind == "input_json_delta" and index in self.json_parts and isinstance(delta.get("partial_json"), str):
+            self._grow(len(delta["partial_json"]))
+            self.json_parts[index].append(delta["partial_json"])
+        elif kind == "thinking_delta" and isinstance(delta.get("thinking"), str):
+            self._grow(len(delta["thinking"]))
+            block["thinking"] = (block["thinking"] if isinstance(block.get("thinking"), str) else "") + delta["thinking"]
+        elif kind == "signature_delta" and isinstance(delta.get("signature"), str):
+            self._grow(len(delta["signature"]))
+            block["signature"] = delta["signature"]
+
+    def reply(self, taken_ids=frozenset()) -> ModelReply:
+        """The answer as API-shaped dicts; `taken_ids` are the tool_use ids already in the history."""
+        content, incomplete, notes, dropped = [], set(), [], set()
+        seen, renamed = set(taken_ids), 0
+        for index in sorted(self.blocks):
+            raw = self.blocks[index]
+            kind = raw.get("type")
+            if kind == "text":
+                text = valid_text(raw.get("text"))
+                if text.strip():          # the API refuses empty text blocks when they are sent back
+                    content.append({"type": "text", "text": text})
+            elif kind == "tool_use":
+                block, ok = self._tool_use(index, raw)
+                if not isinstance(raw.get("id"), str) or not TOOL_ID.match(raw["id"]) or raw["id"] in seen:
+                    block["id"] = f"toolu_s08_{secrets.token_hex(12)}"
+                    renamed += 1
+                seen.add(block["id"])
+                if not ok:
+                    incomplete.add(block["id"])
+                content.append(block)
+            elif kind == "thinking" and isinstance(raw.get("thinking"), str) and isinstance(raw.get("signature"), str):
+                content.append({"type": "thinking", "thinking": valid_text(raw["thinking"]),
+                                "signature": valid_text(raw["signature"])})
+            elif kind == "redacted_thinking" and isinstance(raw.get("data"), str):
+                content.append({"type": "redacted_thinking", "data": valid_text(raw["data"])})
+            else:
+                dropped.add(clean_stop_reason(kind) or "untyped")
+        if renamed:
+            notes.append(f"[the endpoint sent {renamed} tool call id{'s' * (renamed > 1)} the API would refuse "
+                         "(malformed or repeated); s08 renamed them]")
+        if dropped:
+            notes.append(f"[dropped {', '.join(sorted(dropped))} block(s) from the answer: s08 cannot send "
+                         "them back]")
+        return ModelReply(content, self.stop_reason, self.usage, incomplete, notes)
+
+    def _tool_use(self, index: int, raw: dict) -> tuple[dict, bool]:
+        text = "".join(self.json_parts.get(index, []))
+        ok = True
+        try:
+            value = json.loads(text) if text.strip() else raw.get("input", {})
+            value = _valid_json(value)
+        except (ValueError, RecursionError):
+            value, ok = {}, False
+        if not isinstance(value, dict):
+            value, ok = {}, False
+        return {"type": "tool_use", "id": raw.get("id"), "name": clean_tool_name(raw.get("name")),
+                "input": value}, ok

@@ -1,0 +1,124 @@
+"""One streamed HTTP answer, read with a total deadline and an idle timer that pings do not reset.
+
+    for data in watched_events(open_response, idle=API_TIMEOUT, total=API_TOTAL_TIMEOUT):
+        ...                     # each SSE event's JSON data, in order (pings left out)
+
+A worker thread sends the request (through the SDK) and reads the SSE stream; the caller's thread
+waits on a queue against two clocks, so nothing a server does — never answering, trickling bytes,
+pinging forever — holds a call longer than `total`, and only events that carry the answer reset the
+`idle` timer. On a deadline or Ctrl-C the worker's socket is shut down, which ends its blocking read;
+a worker still waiting for the response headers ends at the HTTP client's own read timeout.
+Lines longer than MAX_LINE_BYTES are refused instead of buffered.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import socket
+import threading
+import time
+from typing import Callable, Iterator
+
+MAX_LINE_BYTES = 4 * 1024 * 1024
+
+
+class StreamTimeout(Exception):
+    """No answer data for `idle` seconds, or the whole call passed `total` seconds."""
+
+    def __init__(self, which: str, seconds: float):
+        super().__init__(f"{which} timeout after {seconds:g}s")
+        self.which, self.seconds = which, seconds
+
+
+class MalformedStream(Exception):
+    """The body is not a stream of SSE events with JSON data."""
+
+
+def sse_events(chunks) -> Iterator[tuple[str, str]]:
+    """(event name, data) pairs from a byte stream in the SSE format."""
+    pending, name, data = b"", "", []
+    for chunk in chunks:
+        pending += chunk
+        while True:
+            cut = pending.find(b"\n")
+            if cut < 0:
+                if len(pending) > MAX_LINE_BYTES:
+                    raise MalformedStream(f"a line of the stream is longer than {MAX_LINE_BYTES:,} bytes")
+                break
+            line, pending = pending[:cut].rstrip(b"\r").decode("utf-8", "replace"), pending[cut + 1:]
+            if not line:
+                if data:
+                    yield name, "\n".join(data)
+                name, data = "", []
+            elif line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+    if data:
+        yield name, "\n".join(data)
+
+
+class _Worker(threading.Thread):
+    def __init__(self, open_response: Callable):
+        super().__init__(daemon=True, name="s08-model-call")
+        self.open_response, self.queue = open_response, queue.Queue()
+        self.cancelled, self.http = False, None
+
+    def run(self) -> None:
+        try:
+            with self.open_response() as response:
+                self.http = response.http_response
+                if self.cancelled:
+                    return
+                for name, data in sse_events(self.http.iter_bytes()):
+                    if self.cancelled:
+                        return
+                    if name != "ping":
+                        self.queue.put(("event", data))
+            self.queue.put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 — handed to the caller's thread
+            self.queue.put(("error", exc))
+
+    def abort(self) -> None:
+        self.cancelled = True
+        stream = self.http.extensions.get("network_stream") if self.http is not None else None
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)     # wakes the worker's blocking read
+            except OSError:
+                pass
+
+
+def watched_events(open_response: Callable, idle: float, total: float) -> Iterator[dict]:
+    """Each event's parsed data. Raises StreamTimeout, MalformedStream, or what the request raised."""
+    worker = _Worker(open_response)
+    started = last = time.monotonic()
+    worker.start()
+    done = False
+    try:
+        while True:
+            now = time.monotonic()
+            if now >= started + total:
+                raise StreamTimeout("total", total)
+            if now >= last + idle:
+                raise StreamTimeout("idle", idle)
+            try:
+                kind, item = worker.queue.get(timeout=min(started + total, last + idle) - now)
+            except queue.Empty:
+                continue
+            if kind in ("end", "error"):
+                done = True
+                if kind == "error":
+                    raise item
+                return
+            last = time.monotonic()
+            try:
+                data = json.loads(item)
+            except (ValueError, RecursionError):
+                raise MalformedStream("an event's data is not JSON") from None
+            yield data
+    finally:
+        if not done:
+            worker.abort()      # it is still reading: end it (a finished one has released its connection)

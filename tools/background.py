@@ -1,0 +1,211 @@
+"""Processes a command left running — `cmd &`, `nohup cmd &`, `setsid cmd`, a daemon that forks twice.
+
+Every command runs with S08_JOB=<session token>-<n> in its environment, which its descendants
+inherit; after it ends, the processes still carrying its tag are found in /proc (whatever session
+or process group they moved to). The agent process is also made a child subreaper, so orphans that
+dropped their environment (`env -i … &`) are adopted by s08 instead of init, and are found too.
+
+    jobs.env(tag)            the variable to give a command
+    jobs.after(tag, pid)     what that command left running (remembered), excluding `pid` itself
+    jobs.kill(procs)         SIGKILL them; returns those still alive afterwards (checked, not assumed)
+    jobs.end_all()           at exit: SIGTERM, a short wait, SIGKILL; returns what was ended
+
+Processes are identified by (pid, start time), so a reused pid is never signalled.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import secrets
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+
+TAG_VAR = "S08_JOB"
+PR_SET_CHILD_SUBREAPER = 36
+END_GRACE = 1.0                 # seconds between SIGTERM and SIGKILL at exit
+_adopting = False
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    start: str                  # field 22 of /proc/<pid>/stat: with the pid, unique for the boot
+    command: str = field(compare=False)       # as first seen (it may exec into another program later)
+
+    def __str__(self) -> str:
+        return f"{self.pid} {self.command}"
+
+
+def enable_adoption() -> None:
+    """Make this process a child subreaper (Linux): orphans of its commands become its children."""
+    global _adopting
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        _adopting = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        pass
+
+
+def _stat(pid: int) -> tuple[str, int, int, str] | None:
+    """(state, ppid, pgrp, start time) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0].decode(), int(fields[1]), int(fields[2]), fields[19].decode()
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read(400).split(b"\0")
+    except OSError:
+        return "?"
+    return " ".join(w.decode("utf-8", "replace") for w in words if w)[:80] or "?"
+
+
+def _tagged(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return marker in b"\0" + f.read()
+    except OSError:
+        return False
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def alive(proc: Proc) -> bool:
+    info = _stat(proc.pid)
+    return info is not None and info[3] == proc.start and info[0] not in ("Z", "X")
+
+
+def group_of(proc: Proc) -> int | None:
+    info = _stat(proc.pid)
+    return info[2] if info and info[3] == proc.start else None
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes still in process group `pgid`."""
+    out = []
+    for pid in _pids():
+        info = _stat(pid)
+        if info and info[2] == pgid and info[0] not in ("Z", "X"):
+            out.append(pid)
+    return out
+
+
+class Jobs:
+    """The background processes of one s08 process's commands."""
+
+    def __init__(self):
+        self.token = secrets.token_hex(6)
+        self.count = 0
+        self.known: set[Proc] = set()
+        self.since: dict[str, int] = {}          # tag → start time of its command (older processes are not its)
+
+    def spawned(self, tag: str, pid: int) -> None:
+        """Note when the command tagged `tag` started, so only younger processes are examined."""
+        info = _stat(pid)
+        self.since[tag] = int(info[3]) if info else 0
+
+    def new_tag(self) -> str:
+        self.count += 1
+        return f"{self.token}-{self.count}"
+
+    @staticmethod
+    def env(tag: str) -> dict:
+        return {TAG_VAR: tag}
+
+    def find(self, prefix: str, exclude: int | None = None, since: int = 0) -> list[Proc]:
+        """Live processes whose S08_JOB starts with `prefix` (or adopted by s08) that started at `since`
+        (clock ticks after boot) or later."""
+        marker, me, uid, found = f"\0{TAG_VAR}={prefix}".encode(), os.getpid(), os.getuid(), []
+        for pid in _pids():
+            if pid in (me, exclude):
+                continue
+            info = _stat(pid)
+            if info is None:
+                continue
+            state, ppid, _pgrp, start = info
+            if _adopting and ppid == me and state == "Z":
+                _reap(pid)
+                continue
+            if state in ("Z", "X") or int(start) < since:
+                continue
+            adopted = _adopting and ppid == me
+            try:
+                mine = uid == 0 or os.stat(f"/proc/{pid}").st_uid == uid
+            except OSError:
+                continue
+            if adopted or (mine and _tagged(pid, marker)):
+                found.append(Proc(pid, start, _command(pid)))
+        return found
+
+    def after(self, tag: str, pid: int) -> list[Proc]:
+        """What the command tagged `tag` (run by `pid`) left running; remembered for end_all."""
+        left = self.find(tag + "\0", exclude=pid, since=self.since.get(tag, 0))
+        self.known.update(left)
+        return left
+
+    def kill(self, procs, sig: int = signal.SIGKILL) -> list[Proc]:
+        for proc in procs:
+            if alive(proc):
+                try:
+                    os.kill(proc.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        deadline = time.monotonic() + 2
+        while any(alive(p) for p in procs) and time.monotonic() < deadline:
+            _reap_known(procs)
+            time.sleep(0.02)
+        _reap_known(procs)
+        return [p for p in procs if alive(p)]
+
+    def end_all(self) -> list[Proc]:
+        """End every background process of this session's commands (TERM, then KILL)."""
+        running = [p for p in set(self.known) | set(self.find(self.token + "-")) if alive(p)]
+        if not running:
+            return []
+        for proc in running:
+            try:
+                os.kill(proc.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + END_GRACE
+        while any(alive(p) for p in running) and time.monotonic() < deadline:
+            _reap_known(running)
+            time.sleep(0.02)
+        self.kill([p for p in running if alive(p)])
+        self.known.clear()
+        return sorted(running, key=lambda p: p.pid)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _reap_known(procs) -> None:
+    """Collect the exit of adopted children among `procs` (so they do not linger as zombies)."""
+    if not _adopting:
+        return
+    me = os.getpid()
+    for proc in procs:
+        info = _stat(proc.pid)
+        if info and info[1] == me and info[0] == "Z":
+            _reap(proc.pid)
+
+
+JOBS = Jobs()
