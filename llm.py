@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 
 import anthropic
 
@@ -175,6 +176,6 @@ def check_key(key: str, base_url: str, timeout: float = 20.0) -> KeyCheck:
     except anthropic.APIStatusError as exc:
         return KeyCheck(False, False, f"{base_url} answered {exc.status_code} to the check")
     except anthropic.APIConnectionError as exc:
-        return KeyCheck(False, False, classify(exc, base_url, "", timeout).args[0])
+        return KeyCheck(False, False, classify(exc, base_url, "", timeout, (key,)).args[0])
     finally:
         client.close()

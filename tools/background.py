@@ -70,11 +70,16 @@ def _command(pid: int) -> str:
 
 
 def _tagged(pid: int, marker: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return marker in b"\0" + f.read()
-    except OSError:
-        return False
+    for attempt in range(3):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            return False
+        if environ:
+            return marker in b"\0" + environ
+        time.sleep(0.02)          # empty while the process is between fork and exec: look again
+    return False
 
 
 def _pids() -> list[int]:
