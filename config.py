@@ -25,6 +25,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 SECRET_SETTINGS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")         # never shown, never given to commands
 SESSION_FIXED = (*SECRET_SETTINGS, "ANTHROPIC_BASE_URL", "MODEL_ID")   # fixed once a session starts
 USER_SETTINGS_FOLDER = "s08"
+APPROVAL_MODES = ("default", "auto_edit", "yolo")
 
 
 def _field(default, doc: str, kind: str = "str", minimum: float | None = None):
@@ -61,6 +62,11 @@ class Settings:
     # --- cost ---
     prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool")
     model_price: str = _field("", "USD per million input,output tokens (overrides the built-in table)", "price")
+    # --- approvals (see approvals.py) ---
+    approval_mode: str = _field("default", "default (ask before commands and file changes), auto_edit "
+                                           "(file changes without asking) or yolo (never ask)", "mode")
+    allow_commands: str = _field("", "comma-separated command prefixes that run without asking, "
+                                     "e.g. pytest,npm test,git diff")
 
     @property
     def caching(self) -> bool:
@@ -78,13 +84,31 @@ class Settings:
     def has_credentials(self) -> bool:
         return bool(self.anthropic_api_key or self.anthropic_auth_token)
 
+    @property
+    def endpoint_problem(self) -> str:
+        """Why the endpoint cannot be used as given ("" when it can): a URL without its scheme would
+        only fail after every retry, with a message that does not say why."""
+        url = self.anthropic_base_url
+        if url and not url.lower().startswith(("http://", "https://")):
+            return (f"ANTHROPIC_BASE_URL={url!r} has no scheme: write it as http://{url} (a local server) "
+                    f"or https://{url}")
+        return ""
+
 
 class SettingsResult:
-    """Settings plus the warnings met while reading them (one line each)."""
+    """Settings plus the warnings met while reading them (one line each), and where each setting that
+    was set came from: "environment" or the path of the file it was read from."""
 
-    def __init__(self, settings: Settings, warnings: list[str]):
+    def __init__(self, settings: Settings, warnings: list[str], sources: dict[str, str] | None = None):
         self.settings = settings
         self.warnings = warnings
+        self.sources = sources or {}
+
+    def credential_source(self) -> str:
+        """Where the key (or token) in use was found, e.g. "the environment" or "/home/me/project/.env"."""
+        name = "ANTHROPIC_API_KEY" if self.settings.anthropic_api_key else "ANTHROPIC_AUTH_TOKEN"
+        where = self.sources.get(name, "")
+        return f"{name} from " + ("the environment" if where == "environment" else where) if where else name
 
 
 def _parse(name: str, raw: str, kind: str, minimum):
@@ -103,6 +127,11 @@ def _parse(name: str, raw: str, kind: str, minimum):
         if len(parts) != 2 or not all(math.isfinite(p) and p >= 0 for p in parts):
             raise ValueError("must be two numbers: input,output (USD per million tokens)")
         return raw.strip()
+    elif kind == "mode":
+        word = raw.strip().lower().replace("-", "_")
+        if word not in APPROVAL_MODES:
+            raise ValueError(f"must be one of {', '.join(APPROVAL_MODES)}")
+        return word
     elif kind == "float":
         value = float(raw.strip())
         if not math.isfinite(value):
@@ -138,7 +167,7 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     elif env_file is not None:
         warnings.append(f"env file {env_file} not found; using the environment only")
 
-    values = {}
+    values, sources = {}, {}
     for f in fields(Settings):
         name = f.name.upper()
         source = "environment" if name in environ else ".env" if name in file_values else None
@@ -149,6 +178,7 @@ def load_settings(workspace: Path, env_file: Path | None = None,
             continue      # an empty value means "not set" (as in a copied .env.example)
         try:
             values[f.name] = _parse(name, raw, f.metadata["kind"], f.metadata["min"])
+            sources[name] = "environment" if source == "environment" else str(env_path)
         except ValueError as exc:
             reason = str(exc) if str(exc).startswith("must") else \
                 f"must be a {'whole ' if f.metadata['kind'] == 'int' else ''}number"
@@ -158,7 +188,9 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     if settings.context_limit >= settings.context_window:
         warnings.append(f"CONTEXT_LIMIT ({settings.context_limit:,}) is not below CONTEXT_WINDOW "
                         f"({settings.context_window:,}): compaction would only start after the model refuses")
-    return SettingsResult(settings, warnings)
+    if settings.endpoint_problem:
+        warnings.append(settings.endpoint_problem)
+    return SettingsResult(settings, warnings, sources)
 
 
 def user_settings_file(environ: dict[str, str] | None = None) -> Path:

@@ -43,12 +43,27 @@ class ToolStarted:
 
 
 @dataclass
+class ToolOutput:
+    """A piece of a running command's output, as it arrives (for the live tail)."""
+    tool_use_id: str
+    text: str
+
+
+@dataclass
 class ToolFinished:
     tool_use_id: str
     name: str
     content: str
     is_error: bool
     seconds: float
+    meta: dict = field(default_factory=dict)    # exit_code, timed_out, interrupted, change (a FileChange)…
+    input: Any = None
+
+
+@dataclass
+class ShowToolResult:
+    """/last: the whole result of the latest tool call, for paging."""
+    finished: ToolFinished | None
 
 
 @dataclass
@@ -79,6 +94,7 @@ class TurnStatus:
     hit_rate: float | None
     cost: float | None
     caching: bool = True
+    mode: str = ""                   # the approval mode, when it is worth showing
 
 
 @dataclass
@@ -96,6 +112,12 @@ class CostReport:
     model: str
     price: tuple | None
     tally: Any
+    run: Any = None                  # the whole run's tally, when it differs from the session's
+
+
+@dataclass
+class ClearScreen:
+    """/clear: a new conversation starts on a clean screen."""
 
 
 Emit = Callable[[Any], None]

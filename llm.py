@@ -96,8 +96,9 @@ def _retry_after(exc) -> float | None:
         return None
 
 
-def classify(exc: BaseException, base_url: str, model: str, timeout: float) -> LLMError:
-    """Turn any exception from a model call into an LLMError with a helpful line."""
+def classify(exc: BaseException, base_url: str, model: str, timeout: float, key_source: str = "") -> LLMError:
+    """Turn any exception from a model call into an LLMError with a helpful line. `key_source` says
+    where the key in use came from (e.g. "ANTHROPIC_API_KEY from /home/me/proj/.env")."""
     if isinstance(exc, LLMError):
         return exc
     if isinstance(exc, anthropic.APITimeoutError):
@@ -115,8 +116,9 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float) -> L
         status = exc.status_code if exc.status_code != 200 else {"overloaded_error": 529, "rate_limit_error": 429,
                                                                   "api_error": 500}.get(kind, 500)
         if status == 401:
-            return LLMError(f"Authentication failed (401) at {base_url}: {message}. Check ANTHROPIC_API_KEY "
-                            "(or ANTHROPIC_AUTH_TOKEN) in .env.", "auth", status)
+            check = f"The key in use is {key_source}: check it there." if key_source else \
+                "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in .env."
+            return LLMError(f"Authentication failed (401) at {base_url}: {message}. {check}", "auth", status)
         if status == 403:
             return LLMError(f"Permission denied (403): {message}", "permission", status)
         if status == 404:
@@ -204,8 +206,8 @@ class _Accumulator:
 class LLM:
     """A configured client: `stream()` for answers and summaries alike."""
 
-    def __init__(self, settings):
-        self.settings = settings
+    def __init__(self, settings, key_source: str = ""):
+        self.settings, self.key_source = settings, key_source
         credential = ({"api_key": settings.anthropic_api_key} if settings.anthropic_api_key
                       else {"auth_token": settings.anthropic_auth_token})
         self.client = anthropic.Anthropic(base_url=settings.base_url, max_retries=0,
@@ -214,7 +216,7 @@ class LLM:
 
     def _fail(self, exc) -> LLMError:
         s = self.settings
-        return classify(exc, s.base_url, s.model_id, s.api_timeout)
+        return classify(exc, s.base_url, s.model_id, s.api_timeout, self.key_source)
 
     def stream(self, *, system, messages: list[dict], tools: list[dict] | None = None,
                max_tokens: int | None = None, emit: Emit = ignore, purpose: str = "answer",

@@ -6,7 +6,7 @@
            ├─ reply = agent.llm.stream(...)              # text streams out as events
            │     └─ "prompt is too long" → reactive compaction, retry once
            ├─ messages.append(assistant reply)
-           ├─ run every tool_use in order → one user message of tool_results
+           ├─ run every tool_use in order (each one approved first) → one user message of tool_results
            └─ the compact tool asked? → compact now (once per turn), carry on from the summary
 
 `messages` is one list of plain dicts, changed in place. It is valid for the
@@ -21,12 +21,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from approvals import Approvals
 from compaction import MAX_REACTIVE_RETRIES, Compactor
-from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolStarted
+from events import (Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolOutput,
+                    ToolStarted)
 from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text,
                      close_dangling_tool_uses, text_of, tool_result)
 from llm import LLM, LLMError, ModelReply
-from tools import ToolContext, run_tool, tool_schemas
+from tools import ToolContext, ToolResult, run_tool, tool_schemas
+from tools.preview import planned_change
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 
@@ -39,8 +42,8 @@ older parts of a long conversation may be compacted, with the full transcript sa
 
 @dataclass
 class Agent:
-    """Everything one session needs: settings, the model, the tools' context, the compactor, and
-    where events go."""
+    """Everything one session needs: settings, the model, the tools' context, the compactor, where
+    events go, the approval policy and how to ask the person (None: nobody can be asked)."""
 
     settings: object
     workspace: Path
@@ -48,6 +51,8 @@ class Agent:
     emit: Emit
     tools: list[dict] = field(default_factory=tool_schemas)
     system: str = ""
+    approvals: Approvals = field(default_factory=Approvals)
+    ask: object = None
 
     def __post_init__(self):
         self.system = self.system or SYSTEM_PROMPT.format(workspace=self.workspace)
@@ -78,6 +83,23 @@ class TurnResult:
     error: str = ""
 
 
+def _run_one(call: dict, agent: Agent) -> tuple[ToolResult, dict]:
+    """Approve (or refuse) one call and run it; its output streams out as ToolOutput events."""
+    name, args = call["name"], call.get("input")
+    change = planned_change(agent.tool_ctx, name, args)
+    refusal = agent.approvals.review(name, args, change, agent.ask)
+    if refusal is not None:
+        if refusal.notice:
+            agent.emit(Notice(refusal.notice, "warning"))
+        return ToolResult(refusal.result, True), {"declined": True}
+    agent.tool_ctx.progress = lambda text: agent.emit(ToolOutput(call["id"], text))
+    try:
+        result = run_tool(name, args, agent.tool_ctx)
+    finally:
+        agent.tool_ctx.progress = None
+    return result, {**result.meta, "change": change}
+
+
 def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent) -> None:
     """Execute calls in order. Each result enters the history (and the session log) as soon as it
     exists, in one user message that grows; on Ctrl-C the rest are answered as interrupted."""
@@ -92,6 +114,7 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
             messages[-1] = message
 
     limit = getattr(agent.settings, "max_tokens", "?")
+    running, started = None, time.monotonic()
     try:
         for call in calls:
             if call["id"] in incomplete:
@@ -99,14 +122,18 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
                                 "before its input was complete, so it was not run. Retry with smaller pieces "
                                 "(e.g. write a large file in parts).", True))
                 continue
+            running, started = call, time.monotonic()
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
-            started = time.monotonic()
-            result = run_tool(call["name"], call.get("input"), agent.tool_ctx)
+            result, meta = _run_one(call, agent)
             add(tool_result(call["id"], result.content, result.is_error))
+            running = None
             agent.emit(ToolFinished(call["id"], call["name"], result.content, result.is_error,
-                                    time.monotonic() - started))
+                                    time.monotonic() - started, meta, call.get("input")))
     except KeyboardInterrupt as exc:
         partial, stopped = getattr(exc, "partial", ""), len(results)
+        if running is not None:
+            agent.emit(ToolFinished(running["id"], running["name"], partial, True, time.monotonic() - started,
+                                    {"interrupted": True}, running.get("input")))
         for call in calls[stopped:]:
             if call is calls[stopped]:       # the call that was running
                 note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")

@@ -37,10 +37,12 @@ def standin():
 
 
 def base_env(tmp_path: Path, server: StandIn | None = None, **settings) -> dict:
-    """A minimal, explicit environment for an agent process (nothing inherited by accident)."""
+    """A minimal, explicit environment for an agent process (nothing inherited by accident). Tests that
+    are not about approvals opt into APPROVAL_MODE=yolo here; the approval tests pass
+    approval_mode="default" (the real default)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
-           "PYTHONUNBUFFERED": "1", "API_MAX_RETRIES": "2"}
+           "PYTHONUNBUFFERED": "1", "API_MAX_RETRIES": "2", "APPROVAL_MODE": "yolo"}
     if server is not None:
         env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=TEST_KEY)
     env.update({k.upper(): str(v) for k, v in settings.items()})

@@ -68,7 +68,7 @@ def test_piped_slash_lines_and_bad_bytes(tmp_path, workspace, standin):
     stdin = "/frobnicate\n//etc/hosts looks wrong\nrun echo caf\udcff\nand again\n"
     proc = subprocess.run([sys.executable, AGENT], env=base_env(tmp_path, standin), cwd=workspace,
                           input=stdin.encode("utf-8", "surrogateescape"), capture_output=True, timeout=30)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr          # the unknown command fails the script, the rest still runs
     assert b"unknown command /frobnicate" in proc.stderr
     assert proc.stdout.decode().splitlines() == ["got the path", "got the bytes", "still fine"]
     from helpers import user_texts

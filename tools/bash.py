@@ -5,11 +5,13 @@ Ctrl-C kills the whole group — children included — and the terminal's
 Ctrl-C reaches only the agent. Output (stdout and stderr merged) is kept in
 memory up to MEMORY_CAP bytes; past that it streams to a file under
 `.task_outputs/tool-results/` (kept up to FILE_CAP bytes, with a marker where
-it was cut) and the model gets the head, the tail and the path.
+it was cut) and the model gets the head, the tail and the path. Tools print nothing: a caller
+that wants to watch the output arrive passes `ctx.progress`, which gets each piece as text.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import select
 import signal
@@ -50,14 +52,17 @@ class Captured:
 class _Sink:
     """Collect output: in memory while small, then in a spill file with a rolling tail."""
 
-    def __init__(self, spill_dir: Path):
+    def __init__(self, spill_dir: Path, on_output=None):
         self.spill_dir, self.buf, self.total = spill_dir, bytearray(), 0
+        self.on_output, self.decoder = on_output, codecs.getincrementaldecoder("utf-8")("replace")
         self.fd = self.path = None
         self.head = b""
         self.tail = bytearray()
         self.lines = 0
 
     def add(self, data: bytes) -> None:
+        if self.on_output is not None:
+            self.on_output(self.decoder.decode(data))
         self.total += len(data)
         self.lines += data.count(b"\n")
         if self.fd is None and len(self.buf) + len(data) <= MEMORY_CAP:
@@ -134,13 +139,13 @@ def _read_until_done(proc: subprocess.Popen, sink: _Sink, deadline: float) -> bo
                 eof = True
 
 
-def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path) -> Captured:
+def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, on_output=None) -> Captured:
     """Run `command` with bash; never holds more than about MEMORY_CAP bytes of its output. Whatever
     ends the wait — timeout, Ctrl-C, a signal that stops the agent — kills the whole process group."""
     proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_command_env(),
                             start_new_session=True)
-    sink = _Sink(spill_dir)
+    sink = _Sink(spill_dir, on_output)
     try:
         timed_out = _read_until_done(proc, sink, time.monotonic() + timeout)
     except KeyboardInterrupt:
@@ -175,5 +180,8 @@ def bash(ctx, command: str) -> ToolResult:
         return ToolResult(f"Refused: {reason}. This command could destroy the machine or its data, "
                           "so s08 will not run it.", True)
     timeout = getattr(ctx.settings, "bash_timeout", 120.0)
-    captured = run_command(command, ctx.workspace, timeout, ctx.workspace / TASK_OUTPUTS_DIR)
-    return ToolResult(captured.text, captured.timed_out)
+    captured = run_command(command, ctx.workspace, timeout, ctx.workspace / TASK_OUTPUTS_DIR,
+                           getattr(ctx, "progress", None))
+    return ToolResult(captured.text, captured.timed_out,
+                      {"exit_code": captured.exit_code, "timed_out": captured.timed_out, "timeout": timeout,
+                       "bytes": captured.total_bytes})
