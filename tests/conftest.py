@@ -68,10 +68,10 @@ def repl(tmp_path, workspace, standin):
     `brain` (optional) answers whatever the stand-in's script does not."""
     children = []
 
-    def start(brain=None, **settings):
+    def start(brain=None, columns=200, args=(), **settings):
         if brain is not None:
             standin.brain = brain
-        child = spawn_agent(base_env(tmp_path, standin, **settings), workspace, timeout=30)
+        child = spawn_agent(base_env(tmp_path, standin, **settings), workspace, *args, timeout=30, columns=columns)
         children.append(child)
         child.expect_exact("s08 >> ")
         return child
@@ -81,7 +81,12 @@ def repl(tmp_path, workspace, standin):
             child.terminate(force=True)
 
 
-def spawn_agent(env: dict, cwd: Path, *args: str, timeout: float = 15):
+def spawn_agent(env: dict, cwd: Path, *args: str, timeout: float = 15, columns: int = 200):
+    """`python agent.py` in a pseudo-terminal of 50 rows; everything it prints is kept in
+    `child.logfile_read` (a StringIO) for tests/screen.py."""
+    import io
     import pexpect
-    return pexpect.spawn(sys.executable, [AGENT, *args], cwd=str(cwd), env=env, encoding="utf-8",
-                         dimensions=(50, 200), timeout=timeout)
+    child = pexpect.spawn(sys.executable, [AGENT, *args], cwd=str(cwd), env=env, encoding="utf-8",
+                          dimensions=(50, columns), timeout=timeout)
+    child.logfile_read = io.StringIO()
+    return child

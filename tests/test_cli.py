@@ -113,3 +113,84 @@ def test_sigterm_kills_the_running_command(tmp_path, workspace, standin):
     except ProcessLookupError:
         alive = False
     assert not alive
+
+
+def test_print_mode_refuses_what_needs_approval_with_one_line_saying_how(tmp_path, workspace, standin):
+    (workspace / "keep.txt").write_text("precious")
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "rm -f keep.txt"}},
+                                  {"name": "bash", "input": {"command": "cat keep.txt"}}]}, {"text": "could not"})
+    proc = run(["-p", "delete it"], base_env(tmp_path, standin, approval_mode="default"), workspace)
+    assert proc.returncode == 0 and proc.stdout == "could not\n"
+    assert (workspace / "keep.txt").read_text() == "precious"
+    refusals = [line for line in proc.stderr.splitlines() if "approval needed" in line]
+    assert refusals == ["[approval needed] bash `rm -f keep.txt` was not run: allow it with ALLOW_COMMANDS=rm in .env, "
+                        "or --yolo"]
+    refused, read = standin.requests[-1]["messages"][-1]["content"]
+    assert refused["is_error"] and "nobody can be asked" in refused["content"]
+    assert not read.get("is_error") and read["content"].startswith("precious")      # read-only: it ran
+
+
+def test_approval_flags_and_allow_commands(tmp_path, workspace, standin):
+    calls = {"tool_calls": [{"name": "write_file", "input": {"path": "w.txt", "content": "x"}},
+                            {"name": "bash", "input": {"command": "touch t.txt"}}]}
+    standin.queue(calls, {"text": "a"})
+    run(["-p", "go", "--approval-mode", "auto_edit"], base_env(tmp_path, standin, approval_mode="default"), workspace)
+    assert (workspace / "w.txt").exists() and not (workspace / "t.txt").exists()
+    (workspace / ".env").write_text("ALLOW_COMMANDS=touch\n")
+    standin.queue(calls, {"text": "b"})
+    env = base_env(tmp_path, standin)
+    del env["APPROVAL_MODE"]                                                   # the real default
+    run(["-p", "go"], env, workspace)
+    assert (workspace / "t.txt").exists()
+    (workspace / ".env").write_text("")
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "touch y.txt"}}]}, {"text": "c"})
+    run(["-p", "go", "--yolo"], env, workspace)
+    assert (workspace / "y.txt").exists()
+
+
+def test_unknown_command_fails_version_and_help(tmp_path, workspace, standin):
+    proc = run(["-p", "/foo"], base_env(tmp_path, standin), workspace)
+    assert proc.returncode == 2 and "unknown command /foo" in proc.stderr and not standin.requests
+    proc = run(["--version"], base_env(tmp_path, None), workspace)
+    from version import __version__
+    assert proc.returncode == 0 and proc.stdout.strip() == f"s08 {__version__}"
+    proc = run(["--help"], base_env(tmp_path, None), workspace)
+    assert "Entry point" not in proc.stdout and "--approval-mode" in proc.stdout and "--yolo" in proc.stdout
+    assert "usage: python agent.py" in proc.stdout
+
+
+def test_a_base_url_without_scheme_fails_at_once(tmp_path, workspace):
+    env = base_env(tmp_path, None, anthropic_base_url="127.0.0.1:9", anthropic_api_key="k", api_max_retries=5)
+    proc = run(["-p", "hi"], env, workspace)
+    assert proc.returncode == 1 and "retrying" not in proc.stderr
+    assert "ANTHROPIC_BASE_URL='127.0.0.1:9' has no scheme: write it as http://127.0.0.1:9" in proc.stderr
+
+
+def test_a_401_says_where_the_key_came_from(tmp_path, workspace, standin):
+    env = base_env(tmp_path, standin)
+    del env["ANTHROPIC_API_KEY"]
+    (workspace / ".env").write_text("ANTHROPIC_API_KEY=wrong-key\n")
+    proc = run(["-p", "hi"], env, workspace)
+    assert proc.returncode == 1
+    assert f"The key in use is ANTHROPIC_API_KEY from {workspace / '.env'}: check it there." in proc.stderr
+    assert "wrong-key" not in proc.stderr
+    proc = run(["-p", "hi"], {**env, "ANTHROPIC_API_KEY": "also-wrong"}, workspace)
+    assert "The key in use is ANTHROPIC_API_KEY from the environment" in proc.stderr
+
+
+def test_continue_prefers_the_newest_interactive_session(tmp_path, workspace, standin):
+    import os
+    import time
+    from session import SessionHistory, SessionLog, list_sessions
+    for origin, text, age in (("interactive", "typed at the prompt", 30), ("print", "from a script", 10)):
+        history = SessionHistory([], SessionLog(workspace, header={"origin": origin}))
+        history.append({"role": "user", "content": text})
+        history.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+        history.log.close()
+        os.utime(history.log.path, (time.time() - age, time.time() - age))
+    assert len(list_sessions(workspace)) == 2
+    standin.queue({"text": "continued"})
+    proc = run(["-c", "-p", "and then?"], base_env(tmp_path, standin), workspace)
+    assert proc.returncode == 0, proc.stderr
+    from helpers import user_texts
+    assert user_texts(standin.requests[-1]["messages"]) == ["typed at the prompt", "and then?"]

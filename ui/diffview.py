@@ -20,7 +20,7 @@ STYLES = {"+": "green", "-": "red", " ": "dim"}
 
 
 def _row(number: int | None, sign: str, text: str, width: int, indent: str) -> Text:
-    line = Text(f"{indent}{'' if number is None else number:>5} {sign} ", style="dim")
+    line = Text().append(f"{indent}{'' if number is None else number:>5} {sign} ", style="dim")
     line.append(safe_line(text), style=STYLES[sign])
     line.truncate(width, overflow="ellipsis")
     return line

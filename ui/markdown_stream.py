@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from markdown_it import MarkdownIt
 from rich.markdown import Heading, Markdown
 from rich.segment import Segment
 
@@ -91,13 +92,15 @@ class _LeftHeading(Heading):
 
 
 class AnswerMarkdown(Markdown):
-    """rich's Markdown with left-aligned headings and no terminal hyperlinks (link targets are shown
-    as text, so nothing untrusted goes into an escape sequence)."""
+    """rich's Markdown with left-aligned headings, no terminal hyperlinks (link targets are shown as
+    text, so nothing untrusted goes into an escape sequence) and HTML shown as the text it is: rich
+    would drop `<!-- … -->` and tags, so a model could hide words from the person."""
 
     elements = {**Markdown.elements, "heading_open": _LeftHeading}
 
     def __init__(self, text: str):
         super().__init__(text, code_theme=CODE_THEME, hyperlinks=False)
+        self.parsed = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table").parse(text)
 
 
 def _blank(line) -> bool:

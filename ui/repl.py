@@ -120,7 +120,7 @@ def _continuation(width: int, line_number: int, wrap_count: int) -> str:
 
 def _mode_hint(app):
     mode = app.approvals.mode
-    return "" if mode == "default" else [("class:mode", f"approvals: {mode} (shift-tab)")]
+    return "" if mode == "default" else [("class:mode", f"approvals: {safe_line(mode)} (shift-tab)")]
 
 
 def run_repl(app, debug: bool = False) -> int:
@@ -178,9 +178,9 @@ def print_help(app) -> None:
     console = Console(highlight=False)
     console.print(Text("Commands", style="bold"))
     for name, (help_text, _) in app.commands().items():
-        console.print(Text(f"  {name:<10}", style="cyan").append(f" {safe_line(help_text)}"))
-    console.print(Text("  exit, q   ", style="cyan").append("  leave (as do Ctrl-D and /quit)"))
-    console.print(Text("Keys", style="bold").append(
+        console.print(Text().append(f"  {safe_line(name):<10}", style="cyan").append(f" {safe_line(help_text)}"))
+    console.print(Text().append("  exit, q   ", style="cyan").append("  leave (as do Ctrl-D and /quit)"))
+    console.print(Text().append("Keys", style="bold").append(
         "  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands · Esc or Ctrl-C "
         "interrupts the turn (Ctrl-C at the prompt clears the line) · Shift-Tab cycles the approval mode "
         "(default → auto_edit → yolo) · Ctrl-D exits"))

@@ -22,16 +22,16 @@ PICKER_MOST = 10
 
 
 def _pair(label: str, value) -> Text:
-    return Text(label, style="dim").append(safe_line(value)).append("  ")
+    return Text().append(label, style="dim").append(safe_line(value)).append("  ")
 
 
 def print_banner(console: Console, app) -> None:
     s = app.settings
-    console.print(Text("s08", style="bold cyan").append(" — a coding agent that compacts its own context",
+    console.print(Text().append("s08", style="bold cyan").append(" — a coding agent that compacts its own context",
                                                           style="default"))
     console.print(_pair("model ", s.model_id) + _pair("workspace ", app.workspace) + _pair("endpoint ", s.base_url))
     console.print(Text("Enter sends · Alt-Enter adds a line · Esc or Ctrl-C interrupts · Shift-Tab approvals "
-                       f"({app.approvals.mode}) · /help · Ctrl-D exits", style="dim"))
+                       f"({safe_line(app.approvals.mode)}) · /help · Ctrl-D exits", style="dim"))
     for warning in app.warnings:
         console.print(Text(safe_line(warning), style="yellow"))
     if not s.has_credentials:
@@ -82,10 +82,10 @@ def session_lines(n: int, path: Path, width: int) -> list[Text]:
         loaded = load_session(path)
         mtime = path.stat().st_mtime
     except (OSError, ValueError) as exc:
-        return [Text(f"  {n:>2}  ", style="cyan").append(f"{safe_line(path.stem)}  (unreadable: {safe_line(exc)})")]
+        return [Text().append(f"  {n:>2}  ", style="cyan").append(f"{safe_line(path.stem)}  (unreadable: {safe_line(exc)})")]
     origin = ORIGINS.get(loaded.header.get("origin", ""), "")
     count = len(loaded.messages)
-    head = Text(f"  {n:>2}  ", style="cyan").append(f"{age(time.time() - mtime)} · {count} message{'s' * (count != 1)}")
+    head = Text().append(f"  {n:>2}  ", style="cyan").append(f"{age(time.time() - mtime)} · {count} message{'s' * (count != 1)}")
     if origin:
         head.append(f" · {origin}", style="yellow")
     head.append(f"  {safe_line(path.stem, 40)}", style="dim")
@@ -93,16 +93,16 @@ def session_lines(n: int, path: Path, width: int) -> list[Text]:
     _, last_blocks = latest_request(loaded.messages)
     last = last_blocks[-1]["text"] if last_blocks else ""
     room = max(20, width - 14)
-    rows = [head, Text("      first: ", style="dim").append(safe_line(first or "(nothing typed)", room))]
+    rows = [head, Text().append("      first: ", style="dim").append(safe_line(first or "(nothing typed)", room))]
     if last and last != first:
-        rows.append(Text("      last:  ", style="dim").append(safe_line(last, room)))
+        rows.append(Text().append("      last:  ", style="dim").append(safe_line(last, room)))
     return rows
 
 
 def pick_session(paths: list[Path], most: int = PICKER_MOST):
     """Ask which session to resume (newest first); returns its path or None."""
     console = Console(highlight=False)
-    console.print(Text("Sessions in this workspace", style="bold").append(" (newest first):"))
+    console.print(Text().append("Sessions in this workspace", style="bold").append(" (newest first):"))
     shown = paths[:most]
     for n, path in enumerate(shown, 1):
         for line in session_lines(n, path, console.width):

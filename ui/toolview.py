@@ -70,7 +70,7 @@ def output_lines(content: str) -> list[str]:
 
 
 def tool_header(name: str, args) -> Text:
-    line = Text("● ", style="cyan")
+    line = Text().append("● ", style="cyan")
     return line.append(safe_line(name), style="bold cyan").append(f"  {safe_line(summarize_input(name, args))}")
 
 
@@ -134,7 +134,7 @@ def message_lines(text: str, width: int, style: str, suffix: str = "", most: int
             word_at = last.rfind(" ")
             joined = [last[:word_at], last[word_at + 1:] + suffix]
         lines += joined
-    return [Text(first if i == 0 else INDENT, style="dim").append(line, style=style) for i, line in enumerate(lines)]
+    return [Text().append(first if i == 0 else INDENT, style="dim").append(line, style=style) for i, line in enumerate(lines)]
 
 
 def _cut(line: Text, width: int) -> Text:
@@ -152,7 +152,7 @@ def _ends(lines: list[str]) -> tuple[list[str], list[str]]:
 def _preview(head: list[str], tail: list[str], total: int, width: int) -> list[Text]:
     """First and last lines of an output, with how many were left out between them."""
     hidden = total - len(head) - len(tail)
-    rows = [_cut(Text(FIRST if i == 0 else INDENT, style="dim").append(safe_line(line)), width)
+    rows = [_cut(Text().append(FIRST if i == 0 else INDENT, style="dim").append(safe_line(line)), width)
             for i, line in enumerate(head)]
     if hidden > 0:
         rows.append(Text(f"{INDENT}… {hidden:,} more line{'s' * (hidden > 1)} (/last shows them all)", style="dim"))
@@ -192,9 +192,9 @@ def finished_lines(event, width: int, diff: bool = True) -> list[Text]:
             rows = _preview(*_ends(lines), len(lines), width)
         status = ("" if rows else "no output · ") + (status or "done")
         rows += message_lines(status, width, style, f" · {took}", first=INDENT if rows else FIRST)
-        if persisted:
-            rows.append(_cut(Text(f"[{event.name}] persisted 1 output ({persisted['chars']} chars) → "
-                                  f"{safe_line(persisted['path'])}", style="magenta"), width))
+        if persisted:           # worded like tool_result_budget's line: a saved output looks the same either way
+            saved = f"[{event.name}] persisted 1 output ({persisted['chars']} chars) → {safe_line(persisted['path'])}"
+            rows += [Text(line, style="magenta") for line in wrap_words(saved, width)]
         return rows
     if event.is_error:
         return message_lines(event.content, width, "red", f" · {took}")
