@@ -212,9 +212,11 @@ class Answer:
 
 @dataclass
 class Refusal:
-    """The tool error returned instead of running a call, and the one line to show (or "")."""
+    """The tool error returned instead of running a call, the one line to show where nobody was asked
+    (or ""), and a few words for the person's screen."""
     result: str
     notice: str = ""
+    shown: str = "not run"
 
 
 def _how_to_allow(request: Request, args) -> str:
@@ -290,11 +292,12 @@ class Approvals:
         if ask is None:
             return Refusal(f"Not run: this {name} call needs the person's approval (APPROVAL_MODE={self.mode}) "
                            "and nobody can be asked in this non-interactive run. Do not retry it; say what you "
-                           "wanted to do instead.", _how_to_allow(request, args))
+                           "wanted to do instead.", _how_to_allow(request, args), "not run: it needs approval")
         answer = ask(request)
         if answer.allow:
             self.remember(request, answer)
             return None
         reason = answer.reason.strip()
         return Refusal(f"The user declined this {name} call; it was not run."
-                       + (f" Their reason: {reason}" if reason else " Ask them how to proceed if it is unclear."))
+                       + (f" Their reason: {reason}" if reason else " Ask them how to proceed if it is unclear."),
+                       shown="not run: you said no" + (f" ({reason})" if reason else ""))

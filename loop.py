@@ -91,13 +91,14 @@ def _run_one(call: dict, agent: Agent) -> tuple[ToolResult, dict]:
     if refusal is not None:
         if refusal.notice:
             agent.emit(Notice(refusal.notice, "warning"))
-        return ToolResult(refusal.result, True), {"declined": True}
+        return ToolResult(refusal.result, True), {"declined": refusal.shown}
     agent.tool_ctx.progress = lambda text: agent.emit(ToolOutput(call["id"], text))
+    ran_at = time.monotonic()                # the time shown is the tool's, not the person's thinking
     try:
         result = run_tool(name, args, agent.tool_ctx)
     finally:
         agent.tool_ctx.progress = None
-    return result, {**result.meta, "change": change}
+    return result, {**result.meta, "change": change, "ran_at": ran_at}
 
 
 def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent) -> None:
@@ -128,7 +129,7 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
             add(tool_result(call["id"], result.content, result.is_error))
             running = None
             agent.emit(ToolFinished(call["id"], call["name"], result.content, result.is_error,
-                                    time.monotonic() - started, meta, call.get("input")))
+                                    time.monotonic() - meta.pop("ran_at", started), meta, call.get("input")))
     except KeyboardInterrupt as exc:
         partial, stopped = getattr(exc, "partial", ""), len(results)
         if running is not None:

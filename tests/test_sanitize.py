@@ -91,7 +91,7 @@ def all_events(s: str) -> list:
         ToolFinished("t5", "bash", f"<persisted-output>\nOutput too large for the context (9 chars, 9 lines). "
                      f"Full output saved to: {s}\n\nPreview (first 9 chars):\n{s}\n</persisted-output>",
                      False, 0.1, {"exit_code": 0}, {"command": s}),
-        ToolFinished("t6", "bash", s, True, 0.1, {"declined": True}, {"command": s}),
+        ToolFinished("t6", "bash", s, True, 0.1, {"declined": s}, {"command": s}),
         ToolFinished("t7", "bash", s, True, 0.1, {"interrupted": True}, {"command": s}),
         ToolFinished("t8", "read_file", s, False, 0.1, {}, {"path": s}),
         Retrying(1.0, s, 1, 2), Notice(s, "error"), Notice(s), Compaction(s, s), Compaction("x", "[" + s),

@@ -2,13 +2,18 @@
 
     ? run this command?
         npm install left-pad
-      y yes · a always `npm install` (this session) · s every command (this session) · n no
+      y  yes
+      a  yes, and always allow `npm install` this session
+      s  yes, and every command this session
+      n  no (or Esc), and tell the model why
 
     ? apply this change to app.py?
           2   def f():
           2 - return 1
           2 + return 2
-      y yes · s every file change (this session) · n no
+      y  yes
+      s  yes, and every file change this session
+      n  no (or Esc), and tell the model why
 
 One key answers (Esc is no). After "no", a reason may be typed: it goes back to the model with the
 refusal. Ctrl-C interrupts the turn, as everywhere. The policy itself is approvals.py.
@@ -36,10 +41,10 @@ def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
     options = {"y": ("yes", Answer(True))}
     if request.kind == "command" and request.prefixes:
         shown = ", ".join(f"`{safe_line(p, 40)}`" for p in request.prefixes)
-        options["a"] = (f"always {shown} (this session)", Answer(True, "prefix"))
+        options["a"] = (f"yes, and always allow {shown} this session", Answer(True, "prefix"))
     what = "every command" if request.kind == "command" else "every file change"
-    options["s"] = (f"{what} (this session)", Answer(True, "session"))
-    options["n"] = ("no", None)
+    options["s"] = (f"yes, and {what} this session", Answer(True, "session"))
+    options["n"] = ("no (or Esc), and tell the model why", None)
     return options
 
 
@@ -94,15 +99,14 @@ class Approver:
             for line in question_lines(request, self.console.width):
                 self.console.print(line, highlight=False, no_wrap=request.kind != "command",
                                    overflow="ellipsis" if request.kind != "command" else "fold")
-            menu = Text("  ")
-            for i, (key, (label, _)) in enumerate(options.items()):
-                menu.append(" · " if i else "").append(key, style="bold cyan").append(f" {label}")
-            self.console.print(menu, highlight=False)
+            for key, (label, _) in options.items():
+                self.console.print(Text().append(f"  {key}", style="bold cyan").append(f"  {label}"), highlight=False)
             key = read_key(self.fd, "".join(options))
             label, answer = options[key]
             if answer is not None:
-                self.console.print(Text(f"  → {label}", style="green"), highlight=False)
+                self.console.print(Text(f"  → {label}", style="green"), highlight=False, no_wrap=True,
+                                   overflow="ellipsis")
                 self.renderer.diff_shown = request.change is not None
                 return answer
-            reason = PromptSession().prompt("  → no. Tell the model why (optional, Enter to skip): ")
+            reason = PromptSession().prompt("  → no. Why? (optional, Enter to skip) ")
             return Answer(False, reason=reason.strip())

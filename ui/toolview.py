@@ -177,8 +177,8 @@ def finished_lines(event, width: int, diff: bool = True) -> list[Text]:
     """What a finished (or refused, or interrupted) tool call shows under its line (`diff=False`: the
     person saw the diff a moment ago, when approving it)."""
     meta, took = event.meta or {}, seconds(event.seconds)
-    if meta.get("declined"):
-        return message_lines(event.content, width, "yellow", f" · {took}")
+    if meta.get("declined"):              # the person's own decision: no time, no model-facing wording
+        return message_lines(str(meta["declined"]), width, "yellow")
     persisted = parse_persisted(event.content)
     if event.name == "bash" or meta.get("interrupted"):
         status, style = bash_status(meta)
