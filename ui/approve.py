@@ -31,6 +31,7 @@ from rich.text import Text
 from approvals import Answer, Request
 from .diffview import change_lines
 from .sanitize import safe, safe_line
+from .toolview import wrap_words
 
 COMMAND_LINES = 20
 DIFF_LINES = 60
@@ -51,7 +52,7 @@ def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
 def question_lines(request: Request, width: int) -> list[Text]:
     if request.kind == "command":
         lines = [Text("? run this command?", style="bold yellow")]
-        body = safe(request.command).strip().split("\n")
+        body = wrap_words(safe(request.command).strip().replace("\t", " "), max(10, width - 4))
         lines += [Text("    " + line, style="bold") for line in body[:COMMAND_LINES]]
         if len(body) > COMMAND_LINES:
             lines.append(Text(f"    … {len(body) - COMMAND_LINES} more lines", style="dim"))
@@ -96,9 +97,12 @@ class Approver:
     def __call__(self, request: Request) -> Answer:
         options = choices(request)
         with self.renderer.interactive():
+            try:
+                termios.tcflush(self.fd, termios.TCIFLUSH)     # keys typed before the question are no answer
+            except termios.error:
+                pass
             for line in question_lines(request, self.console.width):
-                self.console.print(line, highlight=False, no_wrap=request.kind != "command",
-                                   overflow="ellipsis" if request.kind != "command" else "fold")
+                self.console.print(line, highlight=False, no_wrap=True, overflow="ellipsis")
             for key, (label, _) in options.items():
                 self.console.print(Text().append(f"  {key}", style="bold cyan").append(f"  {label}"), highlight=False)
             key = read_key(self.fd, "".join(options))
