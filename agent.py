@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
     parser.add_argument("-c", "--continue", dest="cont", action="store_true",
-                        help="reopen the newest session of this workspace")
+                        help="reopen the newest interactive session of this workspace")
     parser.add_argument("-r", "--resume", nargs="?", const="", metavar="ID",
                         help="reopen a session by id (without an id: choose from a list)")
     parser.add_argument("-w", "--workspace", type=Path, default=None,

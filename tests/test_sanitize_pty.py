@@ -107,17 +107,24 @@ def test_the_picker_and_the_resumed_view(tmp_path, workspace, standin):
 
 
 def test_stderr_of_print_and_piped_runs(tmp_path, workspace, standin):
-    @settings(FEW, max_examples=3)
-    @given(st.lists(injected, min_size=5, max_size=5))
-    def check(s):
-        for args, stdin in ((["-p", "go"], None), ([], "go\n")):
-            standin.queue({"text": s[0], "tool_calls": [{"name": "t" + s[1], "input": {"command": s[2]}},
-                                                        {"name": "bash", "input": {"command": _printf(s[3])}},
-                                                        {"name": "bash", "input": {"command": "rm -f x " + s[2]}}]},
-                          {"error": 400, "message": s[4]})
-            proc = subprocess.run([sys.executable, AGENT, *args], env=base_env(tmp_path, standin, approval_mode="default"),
-                                  cwd=workspace, input=stdin, capture_output=True, text=True, timeout=60)
+    def script(s: list[str]) -> list[dict]:
+        return [{"text": s[0], "tool_calls": [{"name": "t" + s[1], "input": {"command": s[2]}},
+                                              {"name": "bash", "input": {"command": _printf(s[3])}},
+                                              {"name": "bash", "input": {"command": "rm -f x " + s[2]}}]},
+                {"error": 400, "message": s[4]}]
+
+    @settings(FEW, max_examples=2)
+    @given(st.lists(st.lists(injected, min_size=5, max_size=5), min_size=3, max_size=3))
+    def check(runs):
+        env = base_env(tmp_path, standin, approval_mode="default")
+        standin.queue(*script(runs[0]))
+        once = subprocess.run([sys.executable, AGENT, "-p", "go"], env=env, cwd=workspace, capture_output=True,
+                              text=True, timeout=60)
+        standin.queue(*script(runs[1]), *script(runs[2]))
+        piped = subprocess.run([sys.executable, AGENT], env=env, cwd=workspace, input="go\nagain\n",
+                               capture_output=True, text=True, timeout=60)
+        for proc in (once, piped):
             assert proc.returncode == 1
-            assert not raw_injections(proc.stderr), (raw_injections(proc.stderr), s)
+            assert not raw_injections(proc.stderr), (raw_injections(proc.stderr), runs)
 
     check()

@@ -192,8 +192,8 @@ def test_esc_interrupts_like_ctrl_c(repl, standin):
 
 
 def test_typing_ahead_does_not_garble_the_answer_and_waits_at_the_prompt(repl, standin):
-    standin.queue({"text": "FIRST " + "word " * 120 + "END-ONE", "delay": 0.03, "chunk": 8},
-                  {"text": "SECOND " + "word " * 120 + "END-TWO", "delay": 0.03, "chunk": 8}, {"text": "THIRD-OK"})
+    standin.queue({"text": "FIRST " + "word " * 80 + "END-ONE", "delay": 0.03, "chunk": 8},
+                  {"text": "SECOND " + "word " * 80 + "END-TWO", "delay": 0.03, "chunk": 8}, {"text": "THIRD-OK"})
     child = repl()
     child.sendline("one")
     child.expect_exact("FIRST")

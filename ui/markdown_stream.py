@@ -125,23 +125,33 @@ class Trimmed:
             yield Segment.line()
 
 
+class OpenTail:
+    """The block still arriving, parsed and drawn only when the live area refreshes (a few times a
+    second, not on every token), and only its last lines: a long open code block costs no more."""
+
+    def __init__(self, splitter: BlockSplitter):
+        self.splitter = splitter
+
+    def __rich_console__(self, console, options):
+        height = max(3, console.height - 4)
+        lines = self.splitter.tail.split("\n")
+        if len(lines) > 2 * height:                # the fence's opening line keeps the highlighting
+            lines = ([lines[0]] if self.splitter.fence else []) + lines[-height:]
+        yield Trimmed(AnswerMarkdown("\n".join(lines)), height)
+
+
 class MarkdownStream:
     """Prints one answer: closed blocks once, the open tail in the live area (`activity.set_tail`)."""
 
     def __init__(self, console, activity):
         self.console, self.activity = console, activity
         self.splitter, self.printed = BlockSplitter(), False
-
-    @property
-    def active(self) -> bool:
-        return bool(self.splitter.tail) or self.printed
+        self.tail = OpenTail(self.splitter)
 
     def feed(self, text: str) -> None:
         for block in self.splitter.feed(text):
             self._print(block)
-        tail = self.splitter.tail
-        height = max(3, self.console.height - 4)
-        self.activity.set_tail(Trimmed(AnswerMarkdown(tail), height) if tail.strip() else None)
+        self.activity.set_tail(self.tail if self.splitter.tail.strip() else None)
 
     def _print(self, block: str) -> None:
         if not block.strip():
