@@ -219,10 +219,10 @@ class App:
 
     def resume_hint(self) -> str:
         """How to come back to this session ("" when nothing was saved)."""
-        if not self.messages.log.path.exists():
+        log = self.messages.log
+        if log is None or not log.path.exists():
             return ""
-        name = program_name()
-        return f"session {self.messages.log.id} saved\nresume it with: {name} -c   (or --resume {self.messages.log.id})"
+        return f"session {log.id} saved\nresume it with: {program_name()} -c   (or --resume {log.id})"
 
     def retry(self) -> None:
         drop_interruption_marks(self.messages)

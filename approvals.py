@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shell_commands import ASSIGNMENT, command_prefix, matches, parse_allow_list, read_only, split_command  # noqa: F401
+from config import APPROVAL_MODES as MODES
+from shell_commands import (ASSIGNMENT, command_prefix, matches, parse_allow_list,  # noqa: F401  (re-exported)
+                            read_only, split_command)
 
-MODES = ("default", "auto_edit", "yolo")
 READ_ONLY_TOOLS = {"read_file", "compact"}
 FILE_TOOLS = {"write_file", "edit_file"}
 

@@ -105,7 +105,8 @@ class SettingsResult:
         self.sources = sources or {}
 
     def credential_source(self) -> str:
-        """Where the key (or token) in use was found, e.g. "the environment" or "/home/me/project/.env"."""
+        """Where the key (or token) in use was found, e.g. "ANTHROPIC_API_KEY from the environment" or
+        "ANTHROPIC_API_KEY from /home/me/project/.env" (any settings file records its own path)."""
         name = "ANTHROPIC_API_KEY" if self.settings.anthropic_api_key else "ANTHROPIC_AUTH_TOKEN"
         where = self.sources.get(name, "")
         return f"{name} from " + ("the environment" if where == "environment" else where) if where else name

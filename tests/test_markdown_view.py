@@ -58,7 +58,8 @@ def test_a_code_fence_is_never_cut_open(doc):
 
 def test_blocks_close_at_blank_lines_headings_fences_and_table_ends():
     splitter = BlockSplitter()
-    text = "# Title\nfirst para\nstill first\n\n| a | b |\n|---|---|\n| 1 | 2 |\nafter table\n```py\nx = 1\n\ny = 2\n```\nopen tail"
+    text = ("# Title\nfirst para\nstill first\n\n| a | b |\n|---|---|\n| 1 | 2 |\nafter table\n"
+            "```py\nx = 1\n\ny = 2\n```\nopen tail")
     assert splitter.feed(text) == ["# Title\n", "first para\nstill first\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n",
                                    "after table\n", "```py\nx = 1\n\ny = 2\n```\n"]
     assert splitter.tail == "open tail"

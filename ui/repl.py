@@ -26,7 +26,7 @@ from events import Interrupted, Notice
 from .approve import Approver
 from .keys import KeyWatcher
 from .render import Renderer
-from .sanitize import safe_line
+from .sanitize import safe, safe_line
 from .sessions_view import print_banner
 
 PROMPT = "s08 >> "
@@ -165,7 +165,7 @@ def run_repl(app, debug: bool = False) -> int:
             renderer(Notice(f"internal error: {type(exc).__name__}: {exc}"
                             + ("" if debug else " (run with --debug for details)"), "error"))
             if debug:
-                console.print(traceback.format_exc(), markup=False)
+                console.print(Text(safe(traceback.format_exc())), highlight=False)
         renderer.finish()
     renderer.finish()
     hint = app.resume_hint()

@@ -74,8 +74,8 @@ def cost_report(event: CostReport) -> Text:
     out.append(f"{'total':16}{'':>12}{t.billed_input:>14,.0f}{'?' if total is None else f'{total:.4f}':>10}\n",
                style="bold")
     hit = "—" if t.hit_rate is None else f"{t.hit_rate:.0%}"
-    out.append(f"{plural(t.calls, 'model call')} ({plural(t.summary_calls, 'summary', 'summaries')}) · cache hit rate {hit}",
-               style="dim")
+    summaries = plural(t.summary_calls, "summary", "summaries")
+    out.append(f"{plural(t.calls, 'model call')} ({summaries}) · cache hit rate {hit}", style="dim")
     if event.run is not None:
         run_total = event.run.dollars(price)
         out.append(f"\nthis run, all its sessions: {plural(event.run.calls, 'model call')} · "

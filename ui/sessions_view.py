@@ -58,8 +58,8 @@ def show_resumed(console: Console, loaded, messages: list[dict], exchanges: int 
                 console.print(who.append(safe_line(b.get("text", ""), width)), highlight=False)
             elif kind == "tool_use":
                 name = str(b.get("name", ""))
-                console.print(Text(f"  ● {safe_line(name, 40)}  {safe_line(summarize_input(name, b.get('input')), width)}",
-                                   style="dim"), highlight=False)
+                summary = safe_line(summarize_input(name, b.get("input")), width)
+                console.print(Text(f"  ● {safe_line(name, 40)}  {summary}", style="dim"), highlight=False)
     console.print(Text("─" * 40, style="dim"))
 
 
@@ -82,10 +82,12 @@ def session_lines(n: int, path: Path, width: int) -> list[Text]:
         loaded = load_session(path)
         mtime = path.stat().st_mtime
     except (OSError, ValueError) as exc:
-        return [Text().append(f"  {n:>2}  ", style="cyan").append(f"{safe_line(path.stem)}  (unreadable: {safe_line(exc)})")]
+        return [Text().append(f"  {n:>2}  ", style="cyan")
+                .append(f"{safe_line(path.stem)}  (unreadable: {safe_line(exc)})")]
     origin = ORIGINS.get(loaded.header.get("origin", ""), "")
     count = len(loaded.messages)
-    head = Text().append(f"  {n:>2}  ", style="cyan").append(f"{age(time.time() - mtime)} · {count} message{'s' * (count != 1)}")
+    head = Text().append(f"  {n:>2}  ", style="cyan")
+    head.append(f"{age(time.time() - mtime)} · {count} message{'s' * (count != 1)}")
     if origin:
         head.append(f" · {origin}", style="yellow")
     head.append(f"  {safe_line(path.stem, 40)}", style="dim")

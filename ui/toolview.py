@@ -134,7 +134,8 @@ def message_lines(text: str, width: int, style: str, suffix: str = "", most: int
             word_at = last.rfind(" ")
             joined = [last[:word_at], last[word_at + 1:] + suffix]
         lines += joined
-    return [Text().append(first if i == 0 else INDENT, style="dim").append(line, style=style) for i, line in enumerate(lines)]
+    return [Text().append(first if i == 0 else INDENT, style="dim").append(line, style=style)
+            for i, line in enumerate(lines)]
 
 
 def _cut(line: Text, width: int) -> Text:
