@@ -294,3 +294,25 @@ def test_soft_wrapped_input_is_not_marked_as_a_new_line(repl, standin):
     assert rows[-1].lstrip().startswith(".. second line")
     child.send("\r")
     child.expect_exact("WRAPPED-OK")
+
+
+def test_esc_at_the_question_is_a_plain_no_and_ctrl_c_interrupts(repl, standin, workspace):
+    standin.queue(bash("touch esc.txt"), {"text": "AFTER-ESC"}, bash("touch int.txt"), {"text": "NEXT-OK"})
+    child = repl(approval_mode="default")
+    child.sendline("one")
+    child.expect_exact("every command this session")
+    child.send("\x1b")
+    child.expect_exact("AFTER-ESC")
+    child.expect_exact(PROMPT)
+    assert "Why?" not in child.logfile_read.getvalue() and not (workspace / "esc.txt").exists()
+    assert standin.requests[-1]["messages"][-1]["content"][0]["content"].startswith("The user declined this bash")
+    child.sendline("two")
+    child.expect_exact("every command this session")
+    child.sendcontrol("c")
+    child.expect_exact("[interrupted]")
+    child.expect_exact(PROMPT)
+    turn(child, "three", "NEXT-OK")
+    assert not (workspace / "int.txt").exists()
+    results = [b for m in standin.requests[-1]["messages"] if isinstance(m["content"], list)
+               for b in m["content"] if b["type"] == "tool_result"]
+    assert results[-1]["is_error"] and results[-1]["content"].startswith("Interrupted by the user")

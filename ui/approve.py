@@ -5,7 +5,7 @@
       y  yes
       a  yes, and always allow `npm install` this session
       s  yes, and every command this session
-      n  no (or Esc), and tell the model why
+      n  no, and tell the model why (Esc: just no)
 
     ? apply this change to app.py?
           2   def f():
@@ -13,10 +13,10 @@
           2 + return 2
       y  yes
       s  yes, and every file change this session
-      n  no (or Esc), and tell the model why
+      n  no, and tell the model why (Esc: just no)
 
-One key answers (Esc is no). After "no", a reason may be typed: it goes back to the model with the
-refusal. Ctrl-C interrupts the turn, as everywhere. The policy itself is approvals.py.
+One key answers. After "n" a reason may be typed: it goes back to the model with the refusal; Esc
+is a plain no. Ctrl-C interrupts the turn, as everywhere. The policy itself is approvals.py.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
         options["a"] = (f"yes, and always allow {shown} this session", Answer(True, "prefix"))
     what = "every command" if request.kind == "command" else "every file change"
     options["s"] = (f"yes, and {what} this session", Answer(True, "session"))
-    options["n"] = ("no (or Esc), and tell the model why", None)
+    options["n"] = ("no, and tell the model why (Esc: just no)", None)
     return options
 
 
@@ -66,7 +66,7 @@ def question_lines(request: Request, width: int) -> list[Text]:
 
 
 def read_key(fd: int, allowed: str) -> str:
-    """One key from `allowed` (lower-cased); Esc alone counts as "n". Echo and line mode are off."""
+    """One key from `allowed` (lower-cased), or "esc" for Esc alone. Echo and line mode are off."""
     saved = termios.tcgetattr(fd)
     quiet = termios.tcgetattr(fd)
     quiet[3] &= ~(termios.ECHO | termios.ICANON)
@@ -78,7 +78,7 @@ def read_key(fd: int, allowed: str) -> str:
             if data == b"\x1b":
                 ready, _, _ = select.select([fd], [], [], 0.05)
                 if not ready:
-                    return "n"
+                    return "esc"
                 os.read(fd, 16)                     # an arrow or another sequence: ignore it
                 continue
             key = data[:1].decode("latin-1").lower()
@@ -106,6 +106,9 @@ class Approver:
             for key, (label, _) in options.items():
                 self.console.print(Text().append(f"  {key}", style="bold cyan").append(f"  {label}"), highlight=False)
             key = read_key(self.fd, "".join(options))
+            if key == "esc":
+                self.console.print(Text("  → no", style="yellow"), highlight=False)
+                return Answer(False)
             label, answer = options[key]
             if answer is not None:
                 self.console.print(Text(f"  → {label}", style="green"), highlight=False, no_wrap=True,
