@@ -37,7 +37,7 @@ def test_the_live_repl(repl, standin, workspace):
     child = repl(approval_mode="default")
     numbers = itertools.count()
 
-    @settings(FEW, max_examples=8)
+    @settings(FEW, max_examples=6)
     @given(st.lists(injected, min_size=8, max_size=8))
     def check(s):
         n = next(numbers)
@@ -86,7 +86,7 @@ def _plant_session(workspace, strings: list[str], name: str) -> None:
 def test_the_picker_and_the_resumed_view(tmp_path, workspace, standin):
     numbers = itertools.count()
 
-    @settings(FEW, max_examples=3)
+    @settings(FEW, max_examples=2)
     @given(st.lists(injected, min_size=3, max_size=3))
     def check(s):
         name = f"20260101-00000{next(numbers)}-planted"
