@@ -199,7 +199,7 @@ def finished_lines(event, width: int, diff: bool = True) -> list[Text]:
         return rows
     if event.is_error:
         return message_lines(event.content, width, "red", f" · {took}")
-    if event.name == "read_file":
+    if event.name == "read_file" and not re.fullmatch(r"\(.* is empty\)", event.content):
         lines = event.content.splitlines()
         notes = [line for line in lines if line.startswith("[") and line.endswith("]")]
         count = len(lines) - len(notes)
