@@ -1,4 +1,4 @@
-"""s08 — a terminal coding agent whose strength is context compaction. Entry point.
+"""s08 — a terminal coding agent whose strength is context compaction.
 
     python agent.py                  interactive REPL at `s08 >>`
     python agent.py -p "prompt"      one request, prints the final answer (exit 0, or 1 on failure)
@@ -21,37 +21,43 @@ import sys
 from pathlib import Path
 
 from access import Access
-from config import missing_key_message
+from approvals import Approvals, parse_allow_list
+from config import APPROVAL_MODES, missing_key_message
 from compaction import Continuity
 from compaction.tokens import breakdown
 from costs import Ledger, price_of
-from events import Ask, ContextReport, CostReport, MemoryReport, Notice, ResponseDone, TurnStatus, ignore
+from events import (Ask, ClearScreen, ContextReport, CostReport, MemoryReport, Notice, ResponseDone, ShowToolResult,
+                    ToolFinished, TurnStatus, ignore)
 from history import drop_interruption_marks
 from llm import LLM
 from loop import Agent, TurnResult, agent_loop, run_turn  # noqa: F401  (agent_loop re-exported)
 from session import (LoadedSession, SessionBusy, SessionHistory, SessionLog, find_session, list_sessions,
-                     load_session, open_session)
-from version import __version__
+                     load_session, open_session, session_origin)
+from ui.quiet import say_err, say_out
+from version import __version__, program_name
 
 
 QUIT = "quit"
+UNKNOWN = "unknown command"
 EXIT_WORDS = {"exit", "q", "quit"}
 
 
 class App:
     """One session: the settings, the agent, the conversation, and the slash commands."""
 
-    QUIT = QUIT
+    QUIT, UNKNOWN = QUIT, UNKNOWN
 
     def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
-                 resume: LoadedSession | None = None, demo: str | None = None):
+                 resume: LoadedSession | None = None, demo: str | None = None, origin: str = "interactive",
+                 approval_mode: str | None = None):
         self.workspace = workspace.resolve()
-        self.env_file, self.environ = env_file, environ
+        self.env_file, self.environ, self.origin = env_file, environ, origin
         self.ui_emit = ignore
         self.ask: Ask | None = None               # the UI's way to ask the person (None: nobody to ask)
         self.access = Access(self.workspace, env_file, environ, demo)   # settings, pinned endpoint, demo
         self.ledger = Ledger()
         self.messages = SessionHistory()          # replaced below; exists before anything can emit
+        self.approvals, self.approval_mode, self.approver, self.last_tool = None, approval_mode, None, None
         self.resumed = resume
         self.continuity = resume.continuity if resume else Continuity()
         self.agent = None
@@ -65,7 +71,8 @@ class App:
         self.emit(Notice(text, "warning"))
 
     def _new_history(self) -> SessionHistory:
-        return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id}),
+        return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
+                                                                     "origin": self.origin}),
                               self._log_problem)
 
     def _use_history(self, history: SessionHistory) -> None:
@@ -106,18 +113,25 @@ class App:
         return self.access.demo_active
 
     def load(self) -> None:
-        """Build the agent from the current settings — a fresh compactor included."""
+        """Build the agent from the current settings — keeping what the compactor learned."""
         self.settings, self.warnings = self.access.settings(), self.access.result.warnings
-        llm = LLM(self.settings) if self.settings.has_credentials else None
+        if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
+            self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
+                                       parse_allow_list(self.settings.allow_commands))
+        usable = self.settings.has_credentials and not self.settings.endpoint_problem
+        llm = LLM(self.settings, self.access.result.credential_source()) if usable else None
         self.continuity.workspace = self.workspace
         self.agent = Agent(self.settings, self.workspace, llm, self.emit, continuity=self.continuity,
-                           compactor=self.agent.compactor if self.agent else None)
+                           compactor=self.agent.compactor if self.agent else None, approvals=self.approvals,
+                           ask=self.approver)
         self.agent.tool_ctx.settings_files = (self.env_path,)     # refused to write_file / edit_file
         if self.agent.instructions.warning:
             self.warnings = self.warnings + [self.agent.instructions.warning]
 
     def emit(self, event) -> None:
         self.ledger(event)
+        if isinstance(event, ToolFinished):
+            self.last_tool = event                              # for /last
         if isinstance(event, ResponseDone) and event.usage:
             self.messages.note_usage(event.usage, event.purpose)    # so /cost survives a resume
         self.ui_emit(event)
@@ -127,8 +141,13 @@ class App:
         self.ui_emit = emit
         self.agent.emit = self.emit
 
+    def set_asker(self, approver) -> None:
+        """How approvals are asked (the REPL's prompt); None (the default) refuses what needs asking.
+        (`self.ask` is the other question channel: settings consent and /login, see access.py.)"""
+        self.approver = self.agent.ask = approver
+
     def missing_key_message(self) -> str:
-        return missing_key_message(self.env_path.parent, self.environ)
+        return self.settings.endpoint_problem or missing_key_message(self.env_path.parent, self.environ)
 
     def _reload_if_changed(self) -> None:
         """A settings file edited while s08 runs is used from the next turn — except the endpoint, the
@@ -165,7 +184,7 @@ class App:
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.dollars(self.price),
-                                 self.settings.caching, self.demo))
+                                 self.settings.caching, self.demo, self.approvals.mode))
         return result
 
     @property
@@ -187,7 +206,7 @@ class App:
             if command is None:
                 self.emit(Notice(f"unknown command {word}; /help lists the commands (start with // to send "
                                  "a message that begins with /)", "warning"))
-                return None
+                return UNKNOWN
             command[1](arg.strip())
             return None
         return self.turn(text)
@@ -200,7 +219,8 @@ class App:
             "/retry": ("send the conversation again (after an error or Ctrl-C)", lambda _arg: self.retry()),
             "/compact": ("summarize the conversation now: /compact [focus]", self.compact),
             "/context": ("how full the context is, by part", lambda _arg: self.context()),
-            "/cost": ("tokens and estimated cost of this session", lambda _arg: self.cost()),
+            "/cost": ("tokens and estimated cost of this session (and of the whole run)", lambda _arg: self.cost()),
+            "/last": ("the whole result of the latest tool call, in a pager", lambda _arg: self.last()),
             "/memory": ("what s08 keeps through every compaction: AGENTS.md, your messages, the work ledger",
                         lambda _arg: self.memory()),
             "/login": ("check an API key and store it in your user-level settings file",
@@ -220,8 +240,14 @@ class App:
         self.load()                             # and a fresh compactor: no state of the old conversation
         self._use_history(self._new_history())
         self.agent.emit = self.emit
-        self.ledger = Ledger()
+        self.ledger.new_session()               # the run's total goes on
+        self.approvals.forget()                 # "always" answers belonged to the old session
+        self.last_tool = None
+        self.emit(ClearScreen())
         self.emit(Notice("[new conversation: history cleared]", "info"))
+
+    def last(self) -> None:
+        self.emit(ShowToolResult(self.last_tool))
 
     def compact(self, focus: str = "") -> None:
         if not self.messages:
@@ -246,7 +272,15 @@ class App:
                                keep.ledger, keep.ledger.render(keep.ledger_budget), keep.ledger_budget))
 
     def cost(self) -> None:
-        self.emit(CostReport(self.settings.model_id, self.price, self.ledger.session))
+        run = self.ledger.run if self.ledger.run.calls != self.ledger.session.calls else None
+        self.emit(CostReport(self.settings.model_id, self.price, self.ledger.session, run))
+
+    def resume_hint(self) -> str:
+        """How to come back to this session ("" when nothing was saved)."""
+        log = self.messages.log
+        if log is None or not log.path.exists():
+            return ""
+        return f"session {log.id} saved\nresume it with: {program_name()} -c   (or --resume {log.id})"
 
     def retry(self) -> None:
         drop_interruption_marks(self.messages)
@@ -258,10 +292,10 @@ class App:
 
 def _print_warnings(app: App) -> None:
     for warning in app.warnings + (app.resumed.notices if app.resumed else []):
-        print(warning, file=sys.stderr)
+        say_err(warning)
     if app.demo:
         from ui import demo_notice
-        print(demo_notice(app), file=sys.stderr)
+        say_err(demo_notice(app))
 
 
 def _run_once(app: App, prompt: str) -> int:
@@ -269,13 +303,15 @@ def _run_once(app: App, prompt: str) -> int:
     app.set_emit(QuietRenderer())
     _print_warnings(app)
     if not prompt.strip():
-        print("the prompt is empty: give -p some text", file=sys.stderr)
+        say_err("the prompt is empty: give -p some text")
         return 2
     result = app.dispatch(prompt)          # "-p /cost" runs the command, as piped input would
+    if result == UNKNOWN:
+        return 2
     if result is None or result == QUIT:
         return 0
     if result.text:
-        print(result.text, flush=True)
+        say_out(result.text)
     return 0 if result.ok else (130 if result.interrupted else 1)
 
 
@@ -288,10 +324,13 @@ def _run_piped(app: App) -> int:
         result = app.dispatch(line)
         if result == QUIT:
             break
+        if result == UNKNOWN:
+            status = 1
+            continue
         if result is None:
             continue
         if result.text:
-            print(result.text, flush=True)
+            say_out(result.text)
         if result.interrupted:
             return 130                        # Ctrl-C stops a script, not just one of its lines
         if not result.ok:
@@ -306,7 +345,8 @@ def _stop_on_signal(signum, _frame):
 
 
 def _pick_session(workspace: Path, args) -> LoadedSession | None:
-    """The session --continue / --resume asks for; raises SystemExit with a message if there is none."""
+    """The session --continue / --resume asks for; raises SystemExit with a message if there is none.
+    --continue takes the newest interactive session (a -p or piped run's only when there is none)."""
     sessions = list_sessions(workspace)
     if not sessions:
         raise SystemExit(f"no saved session in {workspace / '.sessions'} to resume")
@@ -320,7 +360,7 @@ def _pick_session(workspace: Path, args) -> LoadedSession | None:
         if path is None:
             raise SystemExit(0)
     else:
-        path = sessions[0]
+        path = next((p for p in sessions if session_origin(p) == "interactive"), sessions[0])
     return load_session(path)
 
 
@@ -334,23 +374,27 @@ def _end_background(app: App) -> None:
                         f"commands left running: {listed}]", "info"))
 
 
-def main(argv: list[str] | None = None, prog: str = "python agent.py") -> int:
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if argv is None:                       # a real start (not a test calling main): guard the key first
         from keyguard import keep_key_from_children
         from tools.background import enable_adoption
         keep_key_from_children()           # may re-exec this process without the key in its environment
         enable_adoption()
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=prog or program_name(), description=__doc__.splitlines()[0])
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
     parser.add_argument("-c", "--continue", dest="cont", action="store_true",
-                        help="reopen the newest session of this workspace")
+                        help="reopen the newest interactive session of this workspace")
     parser.add_argument("-r", "--resume", nargs="?", const="", metavar="ID",
                         help="reopen a session by id (without an id: choose from a list)")
     parser.add_argument("-w", "--workspace", type=Path, default=None,
                         help="folder the agent works in (default: the current folder)")
     parser.add_argument("--env-file", type=Path, default=None, help="read settings from this file "
                         "instead of <workspace>/.env")
+    parser.add_argument("--approval-mode", choices=APPROVAL_MODES, default=None,
+                        help="when to ask before a tool call: default (commands that change things and file "
+                        "changes), auto_edit (commands only), yolo (never); overrides APPROVAL_MODE")
+    parser.add_argument("--yolo", action="store_true", help="never ask (same as --approval-mode yolo)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     demo = parser.add_mutually_exclusive_group()
     demo.add_argument("--demo", dest="demo", action="store_const", const="on",
@@ -361,20 +405,22 @@ def main(argv: list[str] | None = None, prog: str = "python agent.py") -> int:
     args = parser.parse_args(argv)
     workspace = (args.workspace or Path(os.getcwd())).expanduser().resolve()
     if not workspace.is_dir():
-        print(f"workspace {workspace} is not a folder", file=sys.stderr)
+        say_err(f"workspace {workspace} is not a folder")
         return 2
+    origin = "print" if args.prompt is not None else "interactive" if sys.stdin.isatty() else "piped"
     try:
         loaded = _pick_session(workspace, args) if args.cont or args.resume is not None else None
-        app = App(workspace, args.env_file, resume=loaded, demo=args.demo)
+        app = App(workspace, args.env_file, resume=loaded, demo=args.demo, origin=origin,
+                  approval_mode="yolo" if args.yolo else args.approval_mode)
     except SessionBusy as exc:
-        print(f"{exc}; close it there first, or pick another with --resume", file=sys.stderr)
+        say_err(f"{exc}; close it there first, or pick another with --resume")
         return 1
     except OSError as exc:
-        print(f"cannot open the session: {exc.strerror or exc}", file=sys.stderr)
+        say_err(f"cannot open the session: {exc.strerror or exc}")
         return 1
     except SystemExit as exc:
         if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
+            say_err(exc.code)
             return 1
         return exc.code or 0
     for signum in (signal.SIGTERM, signal.SIGHUP):
@@ -389,7 +435,7 @@ def main(argv: list[str] | None = None, prog: str = "python agent.py") -> int:
     except Exception as exc:  # noqa: BLE001 — never a traceback in -p or piped mode
         if args.debug:
             raise
-        print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr)
+        say_err(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
         return 1
     finally:
         _end_background(app)

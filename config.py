@@ -27,6 +27,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 SECRET_SETTINGS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")         # never shown, never given to commands
 SESSION_FIXED = (*SECRET_SETTINGS, "ANTHROPIC_BASE_URL", "MODEL_ID")   # fixed once a session starts
 USER_SETTINGS_FOLDER = "s08"
+APPROVAL_MODES = ("default", "auto_edit", "yolo")
 
 
 def _field(default, doc: str, kind: str = "str", minimum: float | None = None):
@@ -80,6 +81,11 @@ class Settings:
     # --- first run ---
     demo: str = _field("auto", "the built-in offline demo model: auto (when no key is configured), on, off",
                        "demo")
+    # --- approvals (see approvals.py) ---
+    approval_mode: str = _field("default", "default (ask before commands and file changes), auto_edit "
+                                           "(file changes without asking) or yolo (never ask)", "mode")
+    allow_commands: str = _field("", "comma-separated command prefixes that run without asking, "
+                                     "e.g. pytest,npm test,git diff")
 
     @property
     def caching(self) -> bool:
@@ -97,6 +103,16 @@ class Settings:
     def has_credentials(self) -> bool:
         return bool(self.anthropic_api_key or self.anthropic_auth_token)
 
+    @property
+    def endpoint_problem(self) -> str:
+        """Why the endpoint cannot be used as given ("" when it can): a URL without its scheme would
+        only fail after every retry, with a message that does not say why."""
+        url = self.anthropic_base_url
+        if url and not url.lower().startswith(("http://", "https://")):
+            return (f"ANTHROPIC_BASE_URL={url!r} has no scheme: write it as http://{url} (a local server) "
+                    f"or https://{url}")
+        return ""
+
 
 class SettingsResult:
     """Settings plus the warnings met while reading them (one line each), and where each value that is
@@ -106,6 +122,13 @@ class SettingsResult:
         self.settings = settings
         self.warnings = warnings
         self.sources = sources or {}
+
+    def credential_source(self) -> str:
+        """Where the key (or token) in use was found, e.g. "ANTHROPIC_API_KEY from the environment" or
+        "ANTHROPIC_API_KEY from /home/me/project/.env" (any settings file records its own path)."""
+        name = "ANTHROPIC_API_KEY" if self.settings.anthropic_api_key else "ANTHROPIC_AUTH_TOKEN"
+        where = self.sources.get(name, "")
+        return f"{name} from " + ("the environment" if where == "environment" else where) if where else name
 
 
 def _parse(name: str, raw: str, kind: str, minimum):
@@ -135,6 +158,11 @@ def _parse(name: str, raw: str, kind: str, minimum):
         word = raw.strip().lower()
         if word not in ("5m", "1h", "auto"):
             raise ValueError("must be 5m, 1h or auto")
+        return word
+    elif kind == "mode":
+        word = raw.strip().lower().replace("-", "_")
+        if word not in APPROVAL_MODES:
+            raise ValueError(f"must be one of {', '.join(APPROVAL_MODES)}")
         return word
     elif kind == "float":
         value = float(raw.strip())
@@ -228,6 +256,8 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     if settings.context_limit >= settings.context_window:
         warnings.append(f"CONTEXT_LIMIT ({settings.context_limit:,}) is not below CONTEXT_WINDOW "
                         f"({settings.context_window:,}): compaction would only start after the model refuses")
+    if settings.endpoint_problem:
+        warnings.append(settings.endpoint_problem)
     return SettingsResult(settings, warnings, sources)
 
 

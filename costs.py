@@ -80,16 +80,21 @@ class Tally:
 
 
 class Ledger:
-    """Watches ResponseDone events; keeps the current turn's and the session's tallies."""
+    """Watches ResponseDone events; keeps the current turn's, the session's and the whole run's tallies
+    (the run's survives /clear, which starts a new session)."""
 
     def __init__(self):
-        self.session, self.turn = Tally(), Tally()
+        self.session, self.turn, self.run = Tally(), Tally(), Tally()
 
     def begin_turn(self) -> None:
         self.turn = Tally()
+
+    def new_session(self) -> None:
+        self.session, self.turn = Tally(), Tally()
 
     def __call__(self, event) -> None:
         if isinstance(event, ResponseDone) and event.usage:
             summary = event.purpose == "summary"
             self.session.add(event.usage, summary)
             self.turn.add(event.usage, summary)
+            self.run.add(event.usage, summary)

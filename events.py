@@ -43,12 +43,27 @@ class ToolStarted:
 
 
 @dataclass
+class ToolOutput:
+    """A piece of a running command's output, as it arrives (for the live tail)."""
+    tool_use_id: str
+    text: str
+
+
+@dataclass
 class ToolFinished:
     tool_use_id: str
     name: str
     content: str
     is_error: bool
     seconds: float
+    meta: dict = field(default_factory=dict)    # exit_code, timed_out, interrupted, change (a FileChange)…
+    input: Any = None
+
+
+@dataclass
+class ShowToolResult:
+    """/last: the whole result of the latest tool call, for paging."""
+    finished: ToolFinished | None
 
 
 @dataclass
@@ -80,6 +95,7 @@ class TurnStatus:
     cost: float | None
     caching: bool = True
     demo: bool = False               # the built-in demo model answered, not a real one
+    mode: str = ""                   # the approval mode, when it is worth showing
 
 
 @dataclass
@@ -110,6 +126,12 @@ class CostReport:
     model: str
     price: tuple | None
     tally: Any
+    run: Any = None                  # the whole run's tally, when it differs from the session's
+
+
+@dataclass
+class ClearScreen:
+    """/clear: a new conversation starts on a clean screen."""
 
 
 @dataclass

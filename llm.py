@@ -73,8 +73,8 @@ def cache_breakpoints(system: str, messages: list[dict], anchor, tail: bool = Tr
 class LLM:
     """A configured client: `stream()` for answers and summaries alike."""
 
-    def __init__(self, settings):
-        self.settings = settings
+    def __init__(self, settings, key_source: str = ""):
+        self.settings, self.key_source = settings, key_source
         credential = ({"api_key": settings.anthropic_api_key} if settings.anthropic_api_key
                       else {"auth_token": settings.anthropic_auth_token})
         self.client = anthropic.Anthropic(base_url=settings.base_url, max_retries=0,
@@ -92,10 +92,10 @@ class LLM:
                             "abandoned.", "timeout", retryable=True)
         if isinstance(exc, MalformedStream):
             return LLMError(f"The endpoint {url} sent a malformed stream ({exc}).", "malformed")
-        return classify(exc, s.base_url, s.model_id, s.api_timeout, self.secrets)
+        return classify(exc, s.base_url, s.model_id, s.api_timeout, self.secrets, self.key_source)
 
     def _stream_error(self, data) -> LLMError:
-        return stream_error(data, self.settings.base_url, self.settings.model_id, self.secrets)
+        return stream_error(data, self.settings.base_url, self.settings.model_id, self.secrets, self.key_source)
 
     def stream(self, *, system, messages: list[dict], tools: list[dict] | None = None,
                max_tokens: int | None = None, emit: Emit = ignore, purpose: str = "answer",

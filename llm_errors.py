@@ -72,8 +72,10 @@ def retry_after(headers) -> float | None:
     return min(value, MAX_RETRY_AFTER)
 
 
-def classify(exc: BaseException, base_url: str, model: str, timeout: float, secrets=()) -> LLMError:
-    """Turn any exception from a model call into an LLMError with a helpful line."""
+def classify(exc: BaseException, base_url: str, model: str, timeout: float, secrets=(),
+             key_source: str = "") -> LLMError:
+    """Turn any exception from a model call into an LLMError with a helpful line. `key_source` says
+    where the key in use came from (for a 401: "ANTHROPIC_API_KEY from /path/.env")."""
     if isinstance(exc, LLMError):
         return exc
     url = redact_url(base_url)
@@ -92,7 +94,7 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float, secr
         message = one_line(raw or getattr(exc, "message", "") or exc, secrets)
         status = exc.status_code if exc.status_code != 200 else STREAM_ERROR_STATUS.get(kind, 500)
         wait = retry_after(getattr(exc.response, "headers", None))
-        return from_status(status, kind, message, url, model, wait)
+        return from_status(status, kind, message, url, model, wait, key_source)
     text = one_line(f"{type(exc).__name__}: {exc}", secrets)
     if "Timeout" in type(exc).__name__:
         return LLMError(f"No data from {url} for {timeout:g}s (API_TIMEOUT); the answer was abandoned.",
@@ -102,17 +104,18 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float, secr
     return LLMError(f"Model call failed: {text}", "unknown")
 
 
-def stream_error(data, base_url: str, model: str, secrets=()) -> LLMError:
+def stream_error(data, base_url: str, model: str, secrets=(), key_source: str = "") -> LLMError:
     """An `error` event in the middle of a stream (the HTTP status was already 200)."""
     kind, raw = _error_message(data)
     return from_status(STREAM_ERROR_STATUS.get(kind, 500), kind, one_line(raw or kind or "error", secrets),
-                       redact_url(base_url), model, None)
+                       redact_url(base_url), model, None, key_source)
 
 
-def from_status(status: int, kind: str, message: str, url: str, model: str, wait: float | None) -> LLMError:
+def from_status(status: int, kind: str, message: str, url: str, model: str, wait: float | None, key_source: str = "") -> LLMError:
     if status == 401:
-        return LLMError(f"Authentication failed (401) at {url}: {message}. Check ANTHROPIC_API_KEY "
-                        "(or ANTHROPIC_AUTH_TOKEN) in .env.", "auth", status)
+        check = f"The key in use is {key_source}: check it there." if key_source else \
+            "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."
+        return LLMError(f"Authentication failed (401) at {url}: {message}. {check}", "auth", status)
     if status == 403:
         return LLMError(f"Permission denied (403): {message}", "permission", status)
     if status == 404:

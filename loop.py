@@ -6,7 +6,7 @@
            ├─ reply = agent.llm.stream(...)              # text streams out as events
            │     └─ "prompt is too long" → reactive compaction, retry once
            ├─ messages.append(assistant reply)
-           ├─ run every tool_use in order → one user message of tool_results
+           ├─ run every tool_use in order (each one approved first) → one user message of tool_results
            └─ the compact tool asked? → compact now (once per turn), carry on from the summary
 
 `messages` is one list of plain dicts, changed in place. It is valid for the
@@ -21,16 +21,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from approvals import Approvals
 from big_input import fit_input
 from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity
-from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolStarted
+from events import (Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolOutput,
+                    ToolStarted)
 from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text, clean_text,
                      close_dangling_tool_uses, text_of, tool_result)
 from history import blocks as history_blocks
 from instructions import changed as instructions_changed, load_instructions
 from llm import KNOWN_STOP_REASONS, LLM, LLMError, ModelReply
 from redact import secret_values
-from tools import ToolContext, run_tool, tool_schemas
+from tools import ToolContext, ToolResult, run_tool, tool_schemas
+from tools.preview import planned_change
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
@@ -46,8 +49,8 @@ verbatim; the whole conversation is saved under .transcripts/, where read_file o
 
 @dataclass
 class Agent:
-    """Everything one session needs: settings, the model, the tools' context, the compactor, and
-    where events go."""
+    """Everything one session needs: settings, the model, the tools' context, the compactor, where
+    events go, the approval policy and how to ask the person (None: nobody can be asked)."""
 
     settings: object
     workspace: Path
@@ -57,6 +60,8 @@ class Agent:
     base_system: str = ""
     continuity: Continuity | None = None
     compactor: Compactor | None = None        # an earlier agent's (settings reloaded): what it learned stays
+    approvals: Approvals = field(default_factory=Approvals)
+    ask: object = None
 
     def __post_init__(self):
         self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
@@ -123,6 +128,24 @@ class TurnResult:
     error: str = ""
 
 
+def _run_one(call: dict, agent: Agent) -> tuple[ToolResult, dict]:
+    """Approve (or refuse) one call and run it; its output streams out as ToolOutput events."""
+    name, args = call["name"], call.get("input")
+    change = planned_change(agent.tool_ctx, name, args)
+    refusal = agent.approvals.review(name, args, change, agent.ask)
+    if refusal is not None:
+        if refusal.notice:
+            agent.emit(Notice(refusal.notice, "warning"))
+        return ToolResult(refusal.result, True), {"declined": refusal.shown}
+    agent.tool_ctx.progress = lambda text: agent.emit(ToolOutput(call["id"], agent.tool_ctx.redact(text)))
+    ran_at = time.monotonic()                # the time shown is the tool's, not the person's thinking
+    try:
+        result = run_tool(name, args, agent.tool_ctx)
+    finally:
+        agent.tool_ctx.progress = None
+    return result, {**result.meta, "change": change, "ran_at": ran_at}
+
+
 def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent,
                cut_off: bool = True) -> None:
     """Execute calls in order. Each result enters the history (and the session log) as soon as it
@@ -139,6 +162,7 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
             messages[-1] = message
 
     limit = getattr(agent.settings, "max_tokens", "?")
+    running, started = None, time.monotonic()
     try:
         for call in calls:
             if call["id"] in incomplete:
@@ -148,19 +172,22 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
                                 "was not a valid JSON object (or was nested too deeply), so it was not run.", True),
                     call)
                 continue
+            running, started = call, time.monotonic()
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
-            started = time.monotonic()
-            result = run_tool(call["name"], call.get("input"), agent.tool_ctx)
+            result, meta = _run_one(call, agent)
             content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
             add(tool_result(call["id"], content, result.is_error), call)
+            running = None
             agent.emit(ToolFinished(call["id"], call["name"], content, result.is_error,
-                                    time.monotonic() - started))
+                                    time.monotonic() - meta.pop("ran_at", started), meta, call.get("input")))
     except KeyboardInterrupt as exc:
-        partial, stopped = getattr(exc, "partial", ""), len(results)
+        partial, stopped = agent.tool_ctx.redact(getattr(exc, "partial", "")), len(results)
+        if running is not None:
+            agent.emit(ToolFinished(running["id"], running["name"], partial, True, time.monotonic() - started,
+                                    {"interrupted": True}, running.get("input")))
         for call in calls[stopped:]:
             if call is calls[stopped]:       # the call that was running
                 note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")
-                note = agent.tool_ctx.redact(note)
             else:
                 note = NOT_STARTED_RESULT
             add(tool_result(call["id"], note, True), call)

@@ -52,7 +52,7 @@ from typing import Callable
 
 from compaction.continuity import Continuity
 from compaction.tokens import usage_tokens
-from history import SESSION_STOPPED_MARK, add_user_text, blocks, close_dangling_tool_uses
+from history import SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
 from llm_reply import clean_usage
 from session_file import SessionBusy, SessionLog, new_session_id  # noqa: F401  (re-exported)
 from session_repair import make_sendable
@@ -348,6 +348,17 @@ def list_sessions(workspace: Path) -> list[Path]:
     return sorted(folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
 
 
+def session_origin(path: Path) -> str:
+    """How a session was run, from its header: "interactive", "print" (-p) or "piped" ("" if unknown)."""
+    try:
+        with open(path, "rb") as f:
+            header = json.loads(f.readline(65536).decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        return ""
+    origin = header.get("origin", "") if isinstance(header, dict) else ""
+    return origin if isinstance(origin, str) else ""
+
+
 def find_session(workspace: Path, wanted: str) -> Path | None:
     """A session by id or unique id prefix."""
     matches = [p for p in list_sessions(workspace) if p.stem == wanted] or \
@@ -370,7 +381,8 @@ def open_session(workspace: Path, loaded: LoadedSession, on_error=None) -> Sessi
                               "stopped — marked as interrupted")
     if history and history[-1]["role"] == "user" and not repaired:
         last = blocks(history[-1])
-        if last and last[-1].get("type") == "text" and last[-1].get("text") != SESSION_STOPPED_MARK:
+        if last and last[-1].get("type") == "text" and last[-1].get("text") not in STOP_MARKS:
+            # the person's own Ctrl-C already left its mark: only a session that died gets this one
             add_user_text(history, SESSION_STOPPED_MARK)
             loaded.unanswered = True
             loaded.notices.append("the last request was not answered before the session stopped; "

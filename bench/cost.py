@@ -134,6 +134,7 @@ def run(name: str, settings: dict, template: Path, pause: float = 30, min_cachea
         with StandIn(api_key="bench", cache=cache, context_window=window or 200_000) as server:
             server.brain = brain
             env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": tmp,
+                   "APPROVAL_MODE": "yolo",      # a replayed session: nobody is there to approve
                    **{k.upper(): str(v) for k, v in settings.items()}}
             app, events = App(workspace, environ=env), []
             app.set_emit(events.append)

@@ -37,7 +37,8 @@ def peak_rss_mb(pid: int) -> float | None:
 
 def run_agent(workspace: Path, server: StandIn, prompt: str) -> tuple[float, float, int]:
     env = {"PATH": os.environ["PATH"], "HOME": str(workspace), "ANTHROPIC_BASE_URL": server.url,
-           "ANTHROPIC_API_KEY": "bench", "LANG": "C.UTF-8", "BASH_TIMEOUT": "600"}
+           "ANTHROPIC_API_KEY": "bench", "LANG": "C.UTF-8", "BASH_TIMEOUT": "600",
+           "APPROVAL_MODE": "yolo"}       # -p mode cannot ask, and this bench is not about approvals
     started = time.monotonic()
     proc = subprocess.Popen([sys.executable, str(ROOT / "agent.py"), "-p", prompt], cwd=workspace, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -37,10 +37,12 @@ def standin():
 
 
 def base_env(tmp_path: Path, server: StandIn | None = None, **settings) -> dict:
-    """A minimal, explicit environment for an agent process (nothing inherited by accident)."""
+    """A minimal, explicit environment for an agent process (nothing inherited by accident). Tests that
+    are not about approvals opt into APPROVAL_MODE=yolo here; the approval tests pass
+    approval_mode="default" (the real default)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
-           "PYTHONUNBUFFERED": "1", "API_MAX_RETRIES": "2"}
+           "PYTHONUNBUFFERED": "1", "API_MAX_RETRIES": "2", "APPROVAL_MODE": "yolo"}
     if server is not None:
         env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=TEST_KEY)
     env.update({k.upper(): str(v) for k, v in settings.items()})
@@ -66,10 +68,10 @@ def repl(tmp_path, workspace, standin):
     `brain` (optional) answers whatever the stand-in's script does not."""
     children = []
 
-    def start(brain=None, **settings):
+    def start(brain=None, columns=200, args=(), **settings):
         if brain is not None:
             standin.brain = brain
-        child = spawn_agent(base_env(tmp_path, standin, **settings), workspace, timeout=30)
+        child = spawn_agent(base_env(tmp_path, standin, **settings), workspace, *args, timeout=30, columns=columns)
         children.append(child)
         child.expect_exact("s08 >> ")
         return child
@@ -79,7 +81,12 @@ def repl(tmp_path, workspace, standin):
             child.terminate(force=True)
 
 
-def spawn_agent(env: dict, cwd: Path, *args: str, timeout: float = 15):
+def spawn_agent(env: dict, cwd: Path, *args: str, timeout: float = 15, columns: int = 200):
+    """`python agent.py` in a pseudo-terminal of 50 rows; everything it prints is kept in
+    `child.logfile_read` (a StringIO) for tests/screen.py."""
+    import io
     import pexpect
-    return pexpect.spawn(sys.executable, [AGENT, *args], cwd=str(cwd), env=env, encoding="utf-8",
-                         dimensions=(50, 200), timeout=timeout)
+    child = pexpect.spawn(sys.executable, [AGENT, *args], cwd=str(cwd), env=env, encoding="utf-8",
+                          dimensions=(50, columns), timeout=timeout)
+    child.logfile_read = io.StringIO()
+    return child

@@ -70,7 +70,7 @@ def test_piped_slash_lines_and_bad_bytes(tmp_path, workspace, standin):
     stdin = "/frobnicate\n//etc/hosts looks wrong\nrun echo caf\udcff\nand again\n"
     proc = subprocess.run([sys.executable, AGENT], env=base_env(tmp_path, standin), cwd=workspace,
                           input=stdin.encode("utf-8", "surrogateescape"), capture_output=True, timeout=30)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr          # the unknown command fails the script, the rest still runs
     assert b"unknown command /frobnicate" in proc.stderr
     assert proc.stdout.decode().splitlines() == ["got the path", "got the bytes", "still fine"]
     from helpers import user_texts
@@ -121,3 +121,105 @@ def test_version(tmp_path, workspace):
     from version import __version__
     proc = run(["--version"], base_env(tmp_path, None), workspace)
     assert proc.returncode == 0 and proc.stdout == f"s08 {__version__}\n"
+
+
+def test_print_mode_refuses_what_needs_approval_with_one_line_saying_how(tmp_path, workspace, standin):
+    (workspace / "keep.txt").write_text("precious")
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "rm -f keep.txt"}},
+                                  {"name": "bash", "input": {"command": "cat keep.txt"}}]}, {"text": "could not"})
+    proc = run(["-p", "delete it"], base_env(tmp_path, standin, approval_mode="default"), workspace)
+    assert proc.returncode == 0 and proc.stdout == "could not\n"
+    assert (workspace / "keep.txt").read_text() == "precious"
+    refusals = [line for line in proc.stderr.splitlines() if "approval needed" in line]
+    assert refusals == ["[approval needed] bash `rm -f keep.txt` was not run: allow it with ALLOW_COMMANDS=rm in .env, "
+                        "or --yolo"]
+    refused, read = standin.requests[-1]["messages"][-1]["content"]
+    assert refused["is_error"] and "nobody can be asked" in refused["content"]
+    assert not read.get("is_error") and read["content"].startswith("precious")      # read-only: it ran
+
+
+def run_main(args, env, cwd, monkeypatch, capsys) -> tuple[int, str, str]:
+    """`python agent.py ARGS` in this process (the same code, without paying for a new interpreter)."""
+    import os
+    import signal
+    from agent import main
+    monkeypatch.setattr(os, "environ", dict(env))
+    monkeypatch.chdir(cwd)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        code = main(list(args))
+    except SystemExit as exc:                        # --version and --help exit through argparse
+        code = exc.code
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_approval_flags_and_allow_commands(tmp_path, workspace, standin, monkeypatch, capsys):
+    calls = {"tool_calls": [{"name": "write_file", "input": {"path": "w.txt", "content": "x"}},
+                            {"name": "bash", "input": {"command": "touch t.txt"}}]}
+    standin.queue(calls, {"text": "a"})
+    env = base_env(tmp_path, standin)
+    del env["APPROVAL_MODE"]                                                   # the real default
+    run_main(["-p", "go", "--approval-mode", "auto_edit"], env, workspace, monkeypatch, capsys)
+    assert (workspace / "w.txt").exists() and not (workspace / "t.txt").exists()
+    (workspace / ".env").write_text("ALLOW_COMMANDS=touch\n")
+    (workspace / "w.txt").unlink()
+    standin.queue(calls, {"text": "b"})
+    _, _, err = run_main(["-p", "go"], env, workspace, monkeypatch, capsys)
+    assert (workspace / "t.txt").exists() and not (workspace / "w.txt").exists()
+    assert "[approval needed] write_file w.txt was not run: allow file changes with --approval-mode auto_edit" in err
+    (workspace / ".env").write_text("")
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "touch y.txt"}}]}, {"text": "c"})
+    run_main(["-p", "go", "--yolo"], env, workspace, monkeypatch, capsys)
+    assert (workspace / "y.txt").exists()
+
+
+def test_unknown_command_fails_version_and_help(tmp_path, workspace, standin, monkeypatch, capsys):
+    code, _, err = run_main(["-p", "/foo"], base_env(tmp_path, standin), workspace, monkeypatch, capsys)
+    assert code == 2 and "unknown command /foo" in err and not standin.requests
+    from version import __version__
+    code, out, _ = run_main(["--version"], base_env(tmp_path, None), workspace, monkeypatch, capsys)
+    assert code == 0 and out.strip() == f"s08 {__version__}"
+    code, out, _ = run_main(["--help"], base_env(tmp_path, None), workspace, monkeypatch, capsys)
+    assert "Entry point" not in out and "--approval-mode" in out and "--yolo" in out
+    assert "usage: python agent.py" in out
+
+
+def test_a_base_url_without_scheme_fails_at_once(tmp_path, workspace, monkeypatch, capsys):
+    env = base_env(tmp_path, None, anthropic_base_url="127.0.0.1:9", anthropic_api_key="k", api_max_retries=5)
+    code, _, err = run_main(["-p", "hi"], env, workspace, monkeypatch, capsys)
+    assert code == 1 and "retrying" not in err
+    assert "ANTHROPIC_BASE_URL='127.0.0.1:9' has no scheme: write it as http://127.0.0.1:9" in err
+
+
+def test_a_401_says_where_the_key_came_from(tmp_path, workspace, standin, monkeypatch, capsys):
+    env = base_env(tmp_path, standin)
+    del env["ANTHROPIC_API_KEY"]
+    (workspace / ".env").write_text("ANTHROPIC_API_KEY=wrong-key\n")
+    code, _, err = run_main(["-p", "hi"], env, workspace, monkeypatch, capsys)
+    assert code == 1
+    assert f"The key in use is ANTHROPIC_API_KEY from {workspace / '.env'}: check it there." in err
+    assert "wrong-key" not in err
+    _, _, err = run_main(["-p", "hi"], {**env, "ANTHROPIC_API_KEY": "also-wrong"}, workspace, monkeypatch, capsys)
+    assert "The key in use is ANTHROPIC_API_KEY from the environment" in err
+
+
+def test_continue_prefers_the_newest_interactive_session(tmp_path, workspace, standin, monkeypatch, capsys):
+    import os
+    import time
+    from session import SessionHistory, SessionLog, list_sessions
+    for origin, text, age in (("interactive", "typed at the prompt", 30), ("print", "from a script", 10)):
+        history = SessionHistory([], SessionLog(workspace, header={"origin": origin}))
+        history.append({"role": "user", "content": text})
+        history.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+        history.log.close()
+        os.utime(history.log.path, (time.time() - age, time.time() - age))
+    assert len(list_sessions(workspace)) == 2
+    standin.queue({"text": "continued"})
+    code, _, err = run_main(["-c", "-p", "and then?"], base_env(tmp_path, standin), workspace, monkeypatch, capsys)
+    assert code == 0, err
+    from helpers import user_texts
+    assert user_texts(standin.requests[-1]["messages"]) == ["typed at the prompt", "and then?"]

@@ -229,7 +229,8 @@ def test_everything_s08_keeps_for_itself_is_owner_only(workspace, tmp_path):
         spilled = run_tool("bash", {"command": f"head -c {MEMORY_CAP + 10} /dev/zero"}, ToolContext(workspace=workspace))
         history = started(workspace)
         history.log.close()
-        _history(str(tmp_path / "state/s08/history"), None)
+        from ui.repl import Pastes
+        _history(str(tmp_path / "state/s08/history"), None, Pastes())
     finally:
         os.umask(old)
     spill = workspace / spilled.content.split("Full output saved to: ")[1].split()[0]

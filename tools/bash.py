@@ -7,7 +7,8 @@ it streams) goes to an OutputSink: memory while small, then a file under
 `.task_outputs/tool-results/`, head and tail only if the disk refuses.
 Processes the command leaves running (`&`, nohup, setsid) are found through
 background.py: listed in the result, killed with the command on a timeout or
-Ctrl-C, and ended when s08 exits.
+Ctrl-C, and ended when s08 exits. Tools print nothing: a caller that wants to watch
+the output arrive passes `ctx.progress`, which gets each (redacted) piece as text.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def _kill_all(proc: subprocess.Popen, jobs: Jobs, tag: str) -> str:
 
 
 def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secrets=(),
-                jobs: Jobs | None = None) -> Captured:
+                jobs: Jobs | None = None, on_output=None) -> Captured:
     """Run `command` with bash; never holds more than about MEMORY_CAP bytes of its output. Whatever
     ends the wait — timeout, Ctrl-C, a signal that stops the agent — kills the whole process group."""
     jobs = jobs or JOBS
@@ -120,7 +121,7 @@ def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secret
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=_command_env(jobs.env(tag)),
                             start_new_session=True)
     jobs.spawned(tag, proc.pid)
-    sink = OutputSink(spill_dir, secrets)
+    sink = OutputSink(spill_dir, secrets, on_output)
     try:
         timed_out = _read_until_done(proc, sink, time.monotonic() + timeout)
     except KeyboardInterrupt:
@@ -164,5 +165,8 @@ def bash(ctx, command: str) -> ToolResult:
         return ToolResult(f"Refused: {reason}. This command could destroy the machine or its data, "
                           "so s08 will not run it.", True)
     timeout = getattr(ctx.settings, "bash_timeout", 120.0)
-    captured = run_command(command, ctx.workspace, timeout, ctx.workspace / TASK_OUTPUTS_DIR, ctx.secrets, ctx.jobs)
-    return ToolResult(captured.text, captured.timed_out)
+    captured = run_command(command, ctx.workspace, timeout, ctx.workspace / TASK_OUTPUTS_DIR, ctx.secrets, ctx.jobs,
+                           getattr(ctx, "progress", None))
+    return ToolResult(captured.text, captured.timed_out,
+                      {"exit_code": captured.exit_code, "timed_out": captured.timed_out, "timeout": timeout,
+                       "bytes": captured.total_bytes})

@@ -12,6 +12,7 @@ lost: its head and tail stay in memory and the result says what happened.
 
 from __future__ import annotations
 
+import codecs
 import os
 import time
 from pathlib import Path
@@ -26,8 +27,10 @@ DEGRADED_KEEP = 8000              # bytes of head and of tail kept when the spil
 
 
 class OutputSink:
-    def __init__(self, spill_dir: Path, secrets=()):
+    def __init__(self, spill_dir: Path, secrets=(), on_output=None):
         self.spill_dir, self.redactor = spill_dir, StreamRedactor(secrets)
+        self.on_output = on_output            # gets each redacted piece as text, to show it live
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.buf, self.total, self.lines = bytearray(), 0, 0
         self.fd = self.path = None
         self.written, self.failure = 0, None       # bytes in the spill file; why spilling stopped
@@ -42,6 +45,8 @@ class OutputSink:
     def _store(self, data: bytes) -> None:
         if not data:
             return
+        if self.on_output is not None:
+            self.on_output(self.decoder.decode(data))
         self.total += len(data)
         self.lines += data.count(b"\n")
         if self.fd is None and self.failure is None and len(self.buf) + len(data) <= MEMORY_CAP:

@@ -31,6 +31,7 @@ class Tool:
 class ToolResult:
     content: str
     is_error: bool = False
+    meta: dict = field(default_factory=dict)   # for the screen only (e.g. bash's exit code); never sent
 
 
 @dataclass
@@ -42,6 +43,7 @@ class ToolContext:
     output_dir: Path | None = None            # where oversized outputs go (.task_outputs)
     compact_request: str | None = None        # set by the compact tool; read by the loop
     compact_done: bool = False                # compaction already ran in this user turn
+    progress: Callable[[str], None] | None = None   # gets a running command's output as it arrives
     extra: dict = field(default_factory=dict)
     secrets: tuple = ()                       # key and token values, redacted from every result
     settings_files: tuple = ()                # s08's own settings files: never written by file tools
@@ -111,5 +113,5 @@ def run_tool(name: str, args: Any, ctx: ToolContext) -> ToolResult:
     except Exception as exc:  # a bug in a handler must not end the session
         return ToolResult(f"Error: {name} failed unexpectedly: {type(exc).__name__}: {exc}", True)
     if isinstance(result, ToolResult):
-        return result if result.content else ToolResult("(no output)", result.is_error)
+        return result if result.content else ToolResult("(no output)", result.is_error, result.meta)
     return ToolResult(str(result) if result not in (None, "") else "(no output)")

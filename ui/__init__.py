@@ -1,14 +1,30 @@
 """Everything a person sees or types; no other module imports rich or prompt_toolkit.
 
-    render.py   events → screen (Renderer) or stderr (QuietRenderer), and the reports they show
-    repl.py     the interactive `s08 >>` loop, the banner, resuming and picking a session
-    onboarding.py   the demo model on screen, the first-run key question, the REPL's `ask`
+    sanitize.py        safe(): the one sanitizer every untrusted byte passes before a terminal
+    render.py          events → screen (Renderer); quiet.py: events → stderr for -p and piped input
+    activity.py        the live area: spinner with elapsed seconds, the open tail of an answer or command
+    markdown_stream.py the answer as Markdown while it streams, each closed block printed once
+    toolview.py        tool lines: head and tail of the output, exit code, time; diffview.py: diffs
+    reports.py         the status line, /context, /cost
+    keys.py            the keyboard during a turn (Esc interrupts, typing ahead is kept)
+    approve.py         the approval question; repl.py: the `s08 >>` loop
+    sessions_view.py   the banner, the resumed session, the --resume picker
+    onboarding.py      the demo model on screen, the first-run key question, the REPL's `ask`
+
+Names are imported on first use, so `-p` and piped runs do not load prompt_toolkit.
 """
 
-from .onboarding import demo_notice
-from .render import QuietRenderer, Renderer, safe, seconds, summarize_input, summarize_output
-from .repl import PROMPT, pick_session, print_help, run_repl
+from importlib import import_module
 
-__all__ = ["demo_notice", "QuietRenderer", "Renderer", "PROMPT", "pick_session", "print_help", "run_repl", "safe",
-           "seconds",
-           "summarize_input", "summarize_output"]
+_WHERE = {"Renderer": "render", "QuietRenderer": "quiet", "say_err": "quiet", "say_out": "quiet",
+          "safe": "sanitize", "seconds": "toolview", "summarize_input": "toolview", "summarize_output": "toolview",
+          "PROMPT": "repl", "run_repl": "repl", "print_help": "repl", "pick_session": "sessions_view",
+          "demo_notice": "onboarding"}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    if name not in _WHERE:
+        raise AttributeError(f"module 'ui' has no attribute {name!r}")
+    return getattr(import_module(f".{_WHERE[name]}", __name__), name)

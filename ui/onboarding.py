@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from events import Question
-from .render import safe
+from .sanitize import safe
 
 TRY = ("read every Python file one by one · run ls · read README.md · write notes.txt: hello · "
        "use the compact tool · tell me a long story")
@@ -37,12 +37,12 @@ def print_demo_banner(console: Console, app) -> None:
 def make_ask(console: Console, renderer):
     """The app's `ask`: show the question, read one line (hidden for a key); Ctrl-C or Ctrl-D is no answer."""
     def ask(question: Question) -> str | None:
-        renderer.finish()
-        console.print(Text(safe(question.text), style="yellow"))
-        try:
-            return read_line(question.prompt, is_password=question.secret)
-        except (KeyboardInterrupt, EOFError):
-            return None
+        with renderer.interactive():          # nothing live on screen; the keys go to this question
+            console.print(Text(safe(question.text), style="yellow"))
+            try:
+                return read_line(question.prompt, is_password=question.secret)
+            except (KeyboardInterrupt, EOFError):
+                return None
     return ask
 
 

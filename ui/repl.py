@@ -1,9 +1,14 @@
 """The interactive `s08 >>` loop: prompt_toolkit input (history, multi-line, slash-command completion,
-Ctrl-C clears the line, Ctrl-D leaves), the banner, the resumed-session view and the session picker.
+pastes folded to `[pasted N lines]`, Shift-Tab for the approval mode), then one turn at a time with
+the keyboard watched (Esc interrupts, typing ahead is kept for the next prompt).
+
+Ctrl-C at the prompt clears the line (at an empty one it says once how to leave); Ctrl-D, /quit,
+exit or q leave, with the session's id and how to resume it.
 """
 
 from __future__ import annotations
 
+import re
 import traceback
 from pathlib import Path
 
@@ -12,18 +17,23 @@ from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.styles import Style
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from events import Interrupted, Notice
-from history import blocks
 from storage import private_file
-from .onboarding import first_run, make_ask, print_demo_banner
-from .render import Renderer, summarize_input
+from .approve import Approver
+from .keys import KeyWatcher
+from .onboarding import first_run, make_ask
+from .render import Renderer
+from .sanitize import safe, safe_line
+from .sessions_view import print_banner
 
 PROMPT = "s08 >> "
+PASTE_FOLD_LINES = 5               # a paste of more lines than this shows as [pasted N lines #k]
+PASTE_MARK = re.compile(r"\[pasted \d+ lines #(\d+)\]")
 
 
 class SlashCompleter(Completer):
@@ -39,149 +49,142 @@ class SlashCompleter(Completer):
                 yield Completion(name, start_position=-len(text), display_meta=help_text)
 
 
+class Pastes:
+    """Long pastes, kept aside while the input shows a one-line mark for each."""
+
+    def __init__(self):
+        self.texts: dict[str, str] = {}
+
+    def fold(self, text: str) -> str:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        if lines <= PASTE_FOLD_LINES:
+            return text
+        key = str(len(self.texts) + 1)
+        self.texts[key] = text
+        return f"[pasted {lines} lines #{key}]"
+
+    def expand(self, text: str) -> str:
+        return PASTE_MARK.sub(lambda m: self.texts.get(m.group(1), m.group(0)), text)
+
+
 class _History(FileHistory):
-    """Input history that does not keep blank entries."""
+    """Input history that keeps no blank entries, and keeps pastes whole (not their marks)."""
+
+    def __init__(self, path: str, pastes: Pastes):
+        super().__init__(path)
+        self.pastes = pastes
 
     def store_string(self, string: str) -> None:
         if string.strip():
-            super().store_string(string)
+            super().store_string(self.pastes.expand(string))
 
 
-def _history(path_text: str, console: Console):
+def _history(path_text: str, console: Console, pastes: Pastes):
     path = Path(path_text).expanduser()
     try:
         private_file(path)                         # created owner-only, like every file s08 keeps
-        return _History(str(path))
+        return _History(str(path), pastes)
     except OSError as exc:
-        console.print(f"[yellow]input history not saved ({path}: {exc.strerror})[/yellow]")
+        console.print(Text(f"input history not saved ({safe_line(path)}: {exc.strerror})", style="yellow"))
         return InMemoryHistory()
 
 
-def _key_bindings() -> KeyBindings:
+def _key_bindings(app, pastes: Pastes, state: dict) -> KeyBindings:
     kb = KeyBindings()
 
     @kb.add("escape", "enter")
     def _newline(event):
         event.current_buffer.insert_text("\n")
 
+    @kb.add(Keys.BracketedPaste)
+    def _paste(event):
+        event.current_buffer.insert_text(pastes.fold(event.data))
+
+    @kb.add(Keys.BackTab)
+    def _cycle_mode(event):
+        app.approvals.cycle()
+        event.app.invalidate()
+
+    @kb.add("c-c")
+    def _cancel(event):
+        state["empty"] = not event.current_buffer.text
+        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
     return kb
 
 
-def print_banner(console: Console, app) -> None:
-    s = app.settings
-    console.print("[bold cyan]s08[/bold cyan] — a coding agent that compacts its own context")
-    model = escape(s.model_id) + (" [yellow](offline demo, scripted replies)[/yellow]" if app.demo else "")
-    endpoint = "built-in (offline)" if app.demo else escape(s.base_url)
-    console.print(f"[dim]model[/dim] {model}  [dim]workspace[/dim] {escape(str(app.workspace))}  "
-                  f"[dim]endpoint[/dim] {endpoint}")
-    console.print("[dim]Enter sends · Alt-Enter (or Esc Enter) adds a line · /help for commands · "
-                  "Ctrl-C cancels · Ctrl-D exits[/dim]")
-    for warning in app.warnings:
-        console.print(f"[yellow]{escape(warning)}[/yellow]")
-    if app.demo:
-        print_demo_banner(console, app)
-    elif not s.has_credentials:
-        console.print(f"[yellow]{escape(app.missing_key_message())}[/yellow]")
-    if app.resumed is not None:
-        show_resumed(console, app.resumed, app.messages)
+def _continuation(width: int, line_number: int, wrap_count: int) -> str:
+    """A new line of the input is marked; a long line wrapped by the terminal is not."""
+    return " " * width if wrap_count else ".. ".rjust(width)
 
 
-def _one_line(text: str, width: int = 110) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[:width - 1] + "…"
-
-
-def show_resumed(console: Console, loaded, messages: list[dict], exchanges: int = 3) -> None:
-    """The resume notice and the last few exchanges, so the person sees where they left off."""
-    console.print(f"[green]resumed session {escape(loaded.id)} ({len(messages)} messages)[/green]")
-    for notice in loaded.notices:
-        console.print(f"[yellow]{escape(notice)}[/yellow]")
-    typed = {e.text for e in loaded.continuity.typed.entries}
-    starts = [i for i, m in enumerate(messages) if m["role"] == "user" and any(
-        b.get("type") == "text" for b in blocks(m))]
-    for m in messages[starts[-exchanges] if len(starts) >= exchanges else 0:]:
-        for b in blocks(m):
-            if b.get("type") == "text" and m["role"] == "user" and b.get("text") not in typed:
-                continue          # compaction's and the stop marks' own text is not what you typed
-            if b.get("type") == "text" and m["role"] == "user":
-                console.print(Text("you › ", style="bold") + Text(_one_line(b["text"])))
-            elif b.get("type") == "text":
-                console.print(Text("s08 › ", style="bold cyan") + Text(_one_line(b["text"])))
-            elif b.get("type") == "tool_use":
-                console.print(Text(f"  ● {b['name']}  {summarize_input(b['name'], b.get('input'))}", style="dim"))
-    console.print(Text("─" * 40, style="dim"))
-
-
-def pick_session(paths: list[Path], most: int = 10):
-    """Ask which session to resume; returns its path or None."""
-    from session import load_session
-    console = Console(highlight=False)
-    console.print("[bold]Sessions in this workspace[/bold] (newest first):")
-    shown = paths[:most]
-    for n, path in enumerate(shown, 1):
-        try:
-            loaded = load_session(path)
-            typed = loaded.continuity.typed.entries
-            first = _one_line(typed[0].text if typed else "(empty)", 70)
-            count = f"{len(loaded.messages):>4} messages"
-        except (OSError, ValueError) as exc:
-            first, count = f"(unreadable: {exc})", ""
-        console.print(f"  [cyan]{n:>2}[/cyan]  {escape(path.stem)}  {count}  {escape(first)}")
-    try:
-        answer = input(f"Resume which one? [1-{len(shown)}, Enter = 1, q = quit] ").strip().lower()
-    except (EOFError, KeyboardInterrupt):
-        return None
-    if answer in ("q", "quit"):
-        return None
-    if not answer:
-        return shown[0]
-    if answer.isdigit() and 1 <= int(answer) <= len(shown):
-        return shown[int(answer) - 1]
-    console.print("[yellow]not a number from the list[/yellow]")
-    return None
+def _mode_hint(app):
+    mode = app.approvals.mode
+    return "" if mode == "default" else [("class:mode", f"approvals: {safe_line(mode)} (shift-tab)")]
 
 
 def run_repl(app, debug: bool = False) -> int:
     """The interactive loop. Returns the exit status (0 for Ctrl-D, /quit, exit, q)."""
     console = Console(highlight=False, emoji=False)
-    renderer = Renderer(console)
+    keys = KeyWatcher()
+    renderer = Renderer(console, keys, app.workspace)
     app.set_emit(renderer)
+    app.set_asker(Approver(console, renderer))
     app.ask = make_ask(console, renderer)
     print_banner(console, app)
     if app.access.first_run and not app.access.pins.has_credentials and app.access.demo_choice != "on":
         first_run(app)
+    pastes, state, hinted, queued, typed = Pastes(), {"empty": False}, False, [], ""
     commands = app.commands()
-    session = PromptSession(history=_history(app.settings.s08_history_file, console),
+    session = PromptSession(history=_history(app.settings.s08_history_file, console, pastes),
                             auto_suggest=AutoSuggestFromHistory(), completer=SlashCompleter(
                                 {name: help_text for name, (help_text, _) in commands.items()}),
-                            complete_while_typing=True, key_bindings=_key_bindings(),
-                            style=Style.from_dict({"prompt": "ansicyan bold"}),
-                            prompt_continuation="    .. ")
+                            complete_while_typing=True, key_bindings=_key_bindings(app, pastes, state),
+                            style=Style.from_dict({"prompt": "ansicyan bold", "mode": "ansiyellow"}),
+                            prompt_continuation=_continuation, rprompt=lambda: _mode_hint(app))
     while True:
+        lines, rest = keys.take_typed()
+        queued, typed = queued + lines, typed + rest
+        if queued:      # a line typed ahead with Enter is sent as if typed now; the rest waits in the input
+            default, accept = queued.pop(0), True
+        else:
+            default, accept, typed = typed, False, ""
         try:
-            text = session.prompt([("class:prompt", PROMPT)])
+            text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, accept_default=accept))
         except KeyboardInterrupt:
+            if state["empty"] and not hinted:
+                console.print(Text("Ctrl-D or /quit to exit", style="dim"))
+                hinted = True
             continue
         except EOFError:
-            return 0
+            break
         try:
-            if app.dispatch(text) == app.QUIT:
-                return 0
+            with keys:
+                if app.dispatch(text) == app.QUIT:
+                    break
         except KeyboardInterrupt:
             renderer(Interrupted())
         except Exception as exc:  # a bug must not end the session
             renderer(Notice(f"internal error: {type(exc).__name__}: {exc}"
                             + ("" if debug else " (run with --debug for details)"), "error"))
             if debug:
-                console.print(traceback.format_exc(), markup=False)
+                console.print(Text(safe(traceback.format_exc())), highlight=False)
         renderer.finish()
+    renderer.finish()
+    hint = app.resume_hint()
+    if hint:
+        console.print(Text(hint, style="dim"), highlight=False)
+    return 0
 
 
 def print_help(app) -> None:
     console = Console(highlight=False)
-    console.print("[bold]Commands[/bold]")
+    console.print(Text("Commands", style="bold"))
     for name, (help_text, _) in app.commands().items():
-        console.print(f"  [cyan]{name:<10}[/cyan] {escape(help_text)}")
-    console.print("  [cyan]exit, q[/cyan]    leave (as do Ctrl-D and /quit)")
-    console.print("[bold]Keys[/bold]  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · "
-                  "Tab completes commands · Ctrl-C cancels the turn or clears the line · Ctrl-D exits")
+        console.print(Text().append(f"  {safe_line(name):<10}", style="cyan").append(f" {safe_line(help_text)}"))
+    console.print(Text().append("  exit, q   ", style="cyan").append("  leave (as do Ctrl-D and /quit)"))
+    console.print(Text().append("Keys", style="bold").append(
+        "  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands · Esc or Ctrl-C "
+        "interrupts the turn (Ctrl-C at the prompt clears the line) · Shift-Tab cycles the approval mode "
+        "(default → auto_edit → yolo) · Ctrl-D exits"))

@@ -1,0 +1,116 @@
+"""Reports made of numbers: the status line after a turn, /context's bar and /cost's table."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from compaction.tokens import estimate_text
+from costs import READ_FACTOR, WRITE_1H_FACTOR, WRITE_FACTOR
+from events import ContextReport, CostReport, MemoryReport, TurnStatus
+from .sanitize import safe
+
+PART_STYLES = {"system": "blue", "instructions": "magenta", "tools": "cyan", "messages": "green",
+               "tool results": "yellow"}
+BAR_WIDTH = 60
+
+
+def plural(count: int, word: str, many: str = "") -> str:
+    return f"{count:,} {word if count == 1 else many or word + 's'}"
+
+
+def status_line(event: TurnStatus) -> str:
+    if not event.caching:
+        hit = "cache off"
+    else:
+        hit = "turn cache hit " + ("—" if event.hit_rate is None else f"{event.hit_rate:.0%}")
+    mode = f" · approvals {event.mode}" if event.mode else ""
+    if event.demo:
+        return (f"offline demo model (scripted replies; /login for a real one) · "
+                f"context {event.context:,}/{event.limit:,} · {hit}{mode}")
+    cost = "unknown (MODEL_PRICE)" if event.cost is None else f"${event.cost:.4f}"
+    return f"context {event.context:,}/{event.limit:,} · {hit} · session {cost}{mode}"
+
+
+def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
+    """A bar of the prompt by part against the window, with | at CONTEXT_LIMIT, and a legend. System
+    and tools are estimates; the conversation's parts are scaled so the whole is the measured total."""
+    width = max(10, min(BAR_WIDTH, width))
+    parts = {name: tokens for name, tokens in event.parts.items() if tokens or name != "instructions"}
+    fixed = sum(tokens for name, tokens in parts.items() if name not in ("messages", "tool results"))
+    talk = parts["messages"] + parts["tool results"]
+    scale = max(0, event.total - fixed) / talk if talk else 0
+    parts["messages"], parts["tool results"] = round(parts["messages"] * scale), round(parts["tool results"] * scale)
+    span = min(event.window, max(2 * event.limit, event.total))    # enough room to see the limit clearly
+    learned = event.window_source != "CONTEXT_WINDOW"
+    out = Text(f"context {event.total:,} tokens · compaction at {event.limit:,} "
+               f"({'75% of the window' if learned else 'CONTEXT_LIMIT'}) · window {event.window:,} "
+               f"({event.window_source}) · the bar spans {span:,}\n")
+    bar, used, running = Text("["), 0, 0
+    for name, tokens in parts.items():
+        running += tokens
+        end = min(width, round(running / span * width))     # cumulative, so the cells add up to the total
+        bar.append("█" * (end - used), style=PART_STYLES[name])
+        used = max(used, end)
+    limit_at = min(width - 1, round(event.limit / span * width))
+    for cell in range(used, width):
+        bar.append("|" if cell == limit_at else "·", style="red" if cell == limit_at else "dim")
+    out.append(bar.append("]\n"))
+    for name, tokens in parts.items():
+        out.append("■ ", style=PART_STYLES[name]).append(f"{name} {tokens:,}  ")
+    if event.total > event.limit:
+        out.append("· over CONTEXT_LIMIT: compaction runs before the next call", style="yellow")
+    else:
+        out.append(f"· {event.limit - event.total:,} free before compaction", style="dim")
+    return out
+
+
+def cost_report(event: CostReport) -> Text:
+    """The session's tokens, what they bill as (input-token equivalents) and what they cost; then the
+    whole run's total when /clear started new sessions in it."""
+    t, price = event.tally, event.price
+    per = f"${price[0]:g} / ${price[1]:g} per million input / output tokens" if price else \
+        "price unknown: set MODEL_PRICE=input,output (USD per million tokens)"
+    out = Text(f"session cost — {event.model} ({per})\n", style="bold")
+    out.append(f"{'':16}{'tokens':>12}{'billed as':>14}{'USD':>10}\n", style="dim")
+    write_billed = (t.writes - t.writes_1h) * WRITE_FACTOR + t.writes_1h * WRITE_1H_FACTOR
+    rows = [("uncached input", t.uncached, t.uncached), ("cache writes", t.writes, write_billed),
+            ("cache reads", t.reads, t.reads * READ_FACTOR), ("output", t.output, None)]
+    for name, tokens, billed in rows:
+        usd = None if not price else (billed * price[0] if billed is not None else tokens * price[1]) / 1e6
+        out.append(f"{name:16}{tokens:>12,}{'' if billed is None else f'{billed:,.0f}':>14}"
+                   f"{'?' if usd is None else f'{usd:.4f}':>10}\n")
+    total = t.dollars(price)
+    out.append(f"{'total':16}{'':>12}{t.billed_input:>14,.0f}{'?' if total is None else f'{total:.4f}':>10}\n",
+               style="bold")
+    hit = "—" if t.hit_rate is None else f"{t.hit_rate:.0%}"
+    summaries = plural(t.summary_calls, "summary", "summaries")
+    out.append(f"{plural(t.calls, 'model call')} ({summaries}) · cache hit rate {hit}", style="dim")
+    if event.run is not None:
+        run_total = event.run.dollars(price)
+        out.append(f"\nthis run, all its sessions: {plural(event.run.calls, 'model call')} · "
+                   f"{'?' if run_total is None else f'${run_total:.4f}'}", style="bold")
+    return out
+
+
+def memory_report(event: MemoryReport) -> Text:
+    """What survives every compaction: the project instructions, the person's messages, the ledger."""
+    ins = event.instructions
+    out = Text("What s08 keeps through every compaction\n", style="bold")
+    if ins.path is None:
+        out.append("project instructions: none (put standing rules in AGENTS.md in the workspace root)\n")
+    else:
+        out.append(f"project instructions: {ins.path.name} ({ins.size:,} bytes, ~{estimate_text(ins.text):,} tokens)"
+                   " in the system prompt, re-read when it changes\n")
+        if ins.warning:
+            out.append(f"  {safe(ins.warning)}\n", style="yellow")
+    tokens = sum(estimate_text(t) for t in event.typed)
+    out.append(f"your messages: {len(event.typed)} ({plural(tokens, 'token')}), kept verbatim up to "
+               f"{event.typed_budget:,} tokens (newest first; older ones shortened)\n")
+    ledger = event.ledger
+    outputs = sum(w == "output" for w, _ in ledger.saved.values())
+    out.append(f"work ledger: {plural(len(ledger.files), 'file')}, {plural(ledger.command_count, 'command')}, "
+               f"{plural(len(ledger.transcripts()), 'transcript')}, {plural(outputs, 'saved output')} "
+               f"(~{estimate_text(event.ledger_text):,} of {event.ledger_budget:,} tokens)")
+    if event.ledger_text:
+        out.append("\n" + safe(event.ledger_text), style="dim")
+    return out
