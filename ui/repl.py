@@ -19,6 +19,7 @@ from rich.text import Text
 
 from events import Interrupted, Notice
 from history import blocks
+from redact import redact_url
 from storage import private_file
 from .onboarding import first_run, make_ask, print_demo_banner
 from .render import Renderer, summarize_input
@@ -71,7 +72,7 @@ def print_banner(console: Console, app) -> None:
     s = app.settings
     console.print("[bold cyan]s08[/bold cyan] — a coding agent that compacts its own context")
     model = escape(s.model_id) + (" [yellow](offline demo, scripted replies)[/yellow]" if app.demo else "")
-    endpoint = "built-in (offline)" if app.demo else escape(s.base_url)
+    endpoint = "built-in (offline)" if app.demo else escape(redact_url(s.base_url))
     console.print(f"[dim]model[/dim] {model}  [dim]workspace[/dim] {escape(str(app.workspace))}  "
                   f"[dim]endpoint[/dim] {endpoint}")
     console.print("[dim]Enter sends · Alt-Enter (or Esc Enter) adds a line · /help for commands · "
@@ -80,7 +81,7 @@ def print_banner(console: Console, app) -> None:
         console.print(f"[yellow]{escape(warning)}[/yellow]")
     if app.demo:
         print_demo_banner(console, app)
-    elif not s.has_credentials:
+    elif not s.has_credentials and not app.access.needs_consent:
         console.print(f"[yellow]{escape(app.missing_key_message())}[/yellow]")
     if app.resumed is not None:
         show_resumed(console, app.resumed, app.messages)
@@ -148,6 +149,7 @@ def run_repl(app, debug: bool = False) -> int:
     app.set_emit(renderer)
     app.ask = make_ask(console, renderer)
     print_banner(console, app)
+    app.settle_endpoint()                  # an endpoint from this folder's .env: ask before any request
     if app.access.first_run and not app.access.pins.has_credentials and app.access.demo_choice != "on":
         first_run(app)
     commands = app.commands()
