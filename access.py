@@ -7,6 +7,17 @@
       .login(ask, emit, key=None)   ask for a key, check it with one request, store it (0600), use it
       .logout(emit)    remove it from the user-level file; the session falls back to the demo
       .sources         where each value in use came from (the key's: for a message after a 401)
+      .needs_consent   this folder's .env names the endpoint and the key comes from elsewhere, and the
+                       person has not agreed (the trust rule: session_settings.needs_consent)
+      .settle(ask, emit)   before the first request: ask about such an endpoint (yes is remembered in
+                       credentials.consent_file; no falls back to the endpoint of any other folder);
+                       with nobody to ask, send nothing and say why in one line
+
+Until the person agrees, settings() carries no key or token, so no client can be built and nothing
+can be sent to that endpoint — whichever code path would try. "No" makes the session read the
+endpoint, key and model as in any other folder (environment, user-level file, defaults): the key goes
+where its owner pointed it, and the person can still work. -p and piped input cannot ask, so they send
+nothing at all rather than talk to an endpoint the script's author did not choose.
 
 The demo model (demo.py) answers when no key is configured anywhere and DEMO
 is `auto`, or always with `--demo` / DEMO=on; `--no-demo` / DEMO=off turns it
@@ -16,16 +27,21 @@ off. The choice is made when the session starts; a key that arrives later
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
-from config import DEFAULT_BASE_URL, load_settings, user_settings_file
-from credentials import key_problem, mark_first_run_done, remove_keys, store_key, stored_key
+from config import SECRET_SETTINGS, SESSION_FIXED, load_settings, user_settings_file
+from credentials import (endpoint_agreed, key_problem, mark_first_run_done, remember_endpoint, remove_keys,
+                         store_key, stored_key)
 from demo import DemoModel
 from events import Ask, Emit, Notice, Question
-from session_settings import YES, Pins, describe
+from redact import redact_url
+from session_settings import YES, Pins, describe, shown
 
 KEY_CHECK_TIMEOUT = 20.0
+SHOWN_FOLDER_CHARS = 200
+NOT_AGREED = "not sent: this folder's .env names an endpoint nobody agreed to (see above)"
 
 
 def _stamp(path: Path):
@@ -43,14 +59,19 @@ class Access:
         self.env_path = env_file or workspace / ".env"
         self.user_file = user_settings_file(os.environ if environ is None else environ)
         self.first_run = not self.user_file.exists()
+        self.workspace_env = None if env_file else str(workspace / ".env")   # a file the person named is theirs
+        self.declined: tuple[str, ...] = ()      # SESSION_FIXED once the person said no to this .env's endpoint
+        self.agreed: set[str] = set()            # endpoints agreed to for this folder (this session, or remembered)
+        self.refusal_said = False
         self.result = self._read()
         self.demo_choice = demo or self.result.settings.demo
         self.pins = Pins(self.result)
         self.demo = DemoModel()
         self.stamps = self._stamps()
 
-    def _read(self):
-        return load_settings(self.workspace, self.env_file, self.environ, self.user_file)
+    def _read(self, not_from_env_file: tuple[str, ...] | None = None):
+        skip = self.declined if not_from_env_file is None else not_from_env_file
+        return load_settings(self.workspace, self.env_file, self.environ, self.user_file, skip)
 
     def _stamps(self) -> dict[Path, object]:
         return {path: _stamp(path) for path in (self.env_path, self.user_file)}
@@ -70,10 +91,81 @@ class Access:
         if self.demo_active:
             return self.demo.start().settings_for(settings)
         self.demo.stop()
+        if self.needs_consent:          # no credentials: no client, nothing sent until the person agrees
+            return dataclasses.replace(settings, anthropic_api_key="", anthropic_auth_token="")
         return settings
 
     def close(self) -> None:
         self.demo.stop()
+
+    # ---- an endpoint from this folder's .env, a key from elsewhere ------------------------
+    @property
+    def needs_consent(self) -> bool:
+        return self.pins.needs_consent(self.workspace_env) and not self._agreed()
+
+    def _agreed(self) -> bool:
+        url = self.pins.base_url
+        if url not in self.agreed and endpoint_agreed(self.user_file, self.workspace, url):
+            self.agreed.add(url)
+        return url in self.agreed
+
+    def _where(self, source: str | None) -> str:
+        return "the environment" if source == "environment" else \
+            f"your user-level file {self.user_file}" if source == str(self.user_file) else str(source)
+
+    def _foreign_keys(self) -> str:
+        """Which credentials in use come from outside this folder's .env, and from where."""
+        url_source = self.pins.sources.get("ANTHROPIC_BASE_URL")
+        return " and ".join(f"{name} from {self._where(self.pins.sources.get(name))}" for name in SECRET_SETTINGS
+                            if self.pins.values[name] and self.pins.sources.get(name) != url_source)
+
+    def _shown_url(self, url: str | None = None) -> str:
+        return shown(redact_url(url or self.pins.base_url))
+
+    def settle(self, ask: Ask | None, emit: Emit) -> bool:
+        """Before the first request. True when requests may go out (the person agreed, declined and the
+        session falls back, or nothing needed asking); False with nobody to ask (said once, then briefly)."""
+        if not self.needs_consent:
+            return True
+        if ask is None:
+            emit(Notice(NOT_AGREED if self.refusal_said else
+                        f"s08: sending nothing: this folder's .env sets ANTHROPIC_BASE_URL={self._shown_url()}, but "
+                        f"the key ({self._foreign_keys()}) is not from that file and nobody has agreed to send it "
+                        "there. To allow it, run s08 here once in a terminal and answer yes, set ANTHROPIC_BASE_URL "
+                        "in the environment, or name the file with --env-file.", "error"))
+            self.refusal_said = True
+            return False
+        self._ask_consent(ask, emit, self._foreign_keys())
+        return True
+
+    def _ask_consent(self, ask: Ask, emit: Emit, key_where: str) -> bool:
+        """Ask about the endpoint this folder's .env names. Yes: remembered. No: the session reads the
+        endpoint, key and model as in any other folder. True if the person agreed."""
+        url, here = self.pins.base_url, self._shown_url()
+        fallback = self._read(SESSION_FIXED)
+        elsewhere = self._shown_url(fallback.settings.base_url)
+        answer = ask(Question(
+            f"This folder's .env points s08 at an endpoint you have not agreed to, and your key comes from "
+            f"elsewhere:\n  folder    {shown(str(self.workspace), SHOWN_FOLDER_CHARS)}\n"
+            f"  endpoint  {here}   (ANTHROPIC_BASE_URL in .env)\n  key       {key_where}\n"
+            "Whoever runs that endpoint receives your key and everything in this session, and anyone who could "
+            "write this folder (a cloned repository, a model in an earlier session) could have set it.\n"
+            f"Send your key there? Yes is remembered for this folder and this URL; no uses {elsewhere} instead."))
+        if (answer or "").strip().lower() in YES:
+            self.agreed.add(url)
+            try:
+                path = remember_endpoint(self.user_file, self.workspace, url)
+                emit(Notice(f"[using it with your key; remembered for this folder in {path}]", "info"))
+            except OSError as exc:
+                emit(Notice(f"[using it for this session; could not remember it: {exc.strerror or exc}]",
+                            "warning"))
+            return True
+        self.declined, self.result = SESSION_FIXED, fallback
+        self.pins = Pins(fallback)
+        model = fallback.settings.model_id
+        emit(Notice(f"[not using it: this session uses {elsewhere} (model {shown(model)}) with your key, as in "
+                    "any other folder]", "warning"))
+        return False
 
     # ---- settings files changed ------------------------------------------------------
     def reload(self, ask: Ask | None, emit: Emit) -> list[str]:
@@ -110,11 +202,13 @@ class Access:
     def login(self, ask: Ask | None, emit: Emit, key: str | None = None) -> bool:
         """Ask for a key, check it, store it in the user-level file and use it. True if the session's
         key changed."""
+        if key is None and ask is None:
+            emit(Notice("/login asks for a key: run it in the interactive REPL (s08 without -p or a pipe)",
+                        "warning"))
+            return False
+        if not self._endpoint_for_login(ask, emit):
+            return False
         if key is None:
-            if ask is None:
-                emit(Notice("/login asks for a key: run it in the interactive REPL (s08 without -p or a pipe)",
-                            "warning"))
-                return False
             key = ask(Question(f"Paste your Anthropic API key; it is checked with one request and stored in "
                                f"{self.user_file} (readable only by you). Enter alone cancels.",
                                "key (hidden): ", secret=True))
@@ -126,8 +220,8 @@ class Access:
         if problem:
             emit(Notice(f"that is not a key: {problem}; nothing stored", "error"))
             return False
-        base_url = (self.pins.values["ANTHROPIC_BASE_URL"] or DEFAULT_BASE_URL).rstrip("/")
-        emit(Notice(f"checking the key with {base_url} …", "info"))
+        base_url = self.pins.base_url
+        emit(Notice(f"checking the key with {self._shown_url()} …", "info"))
         from llm import check_key
         check = check_key(key, base_url, KEY_CHECK_TIMEOUT)
         if check.refused:
@@ -153,9 +247,21 @@ class Access:
             emit(Notice("this session stays on the demo model (--demo or DEMO=on); start s08 without it "
                         "to use the key", "warning"))
         elif was_demo:
-            emit(Notice(f"the demo model is off: {self.pins.values['MODEL_ID']} at {base_url} answers from now "
-                        "on (/clear starts a fresh conversation)", "info"))
+            emit(Notice(f"the demo model is off: {self.pins.values['MODEL_ID']} at {self._shown_url()} answers "
+                        "from now on (/clear starts a fresh conversation)", "info"))
         self._own_write()
+        return True
+
+    def _endpoint_for_login(self, ask: Ask | None, emit: Emit) -> bool:
+        """The key /login checks goes only to an endpoint the person agreed to (the trust rule, for the
+        key being stored). False: nobody to ask, nothing checked or stored."""
+        if not self.pins.needs_consent(self.workspace_env, key_source=str(self.user_file)) or self._agreed():
+            return True
+        if ask is None:
+            emit(Notice(f"not checking a key with {self._shown_url()}, which this folder's .env names and nobody "
+                        "agreed to; nothing stored", "error"))
+            return False
+        self._ask_consent(ask, emit, f"the key you give /login (stored in {self.user_file})")
         return True
 
     def _own_write(self) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from access import Access
 from approvals import Approvals, parse_allow_list
 from config import APPROVAL_MODES, missing_key_message
+from credentials import consent_file
 from compaction import Continuity
 from compaction.tokens import breakdown
 from costs import Ledger, price_of
@@ -124,7 +125,8 @@ class App:
         self.agent = Agent(self.settings, self.workspace, llm, self.emit, continuity=self.continuity,
                            compactor=self.agent.compactor if self.agent else None, approvals=self.approvals,
                            ask=self.approver)
-        self.agent.tool_ctx.settings_files = (self.env_path,)     # refused to write_file / edit_file
+        # refused to write_file / edit_file: the settings and the endpoints the person agreed to
+        self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
         if self.agent.instructions.warning:
             self.warnings = self.warnings + [self.agent.instructions.warning]
 
@@ -174,8 +176,20 @@ class App:
         if self.access.logout(self.emit):
             self._rebuild()
 
+    def settle_endpoint(self) -> bool:
+        """Before the first request: an endpoint named by this folder's .env gets a key from elsewhere only
+        if the person agrees (access.py asks; -p and piped input send nothing). True when requests may go."""
+        if self.demo or not self.access.needs_consent:
+            return True
+        if not self.access.settle(self.ask, self.emit):
+            return False
+        self._rebuild()
+        return True
+
     def turn(self, text: str | None) -> TurnResult:
         self._reload_if_changed()
+        if not self.settle_endpoint():
+            return TurnResult(ok=False, error="endpoint not agreed to")
         if self.agent.llm is None:
             self.emit(Notice(self.missing_key_message(), "error"))
             return TurnResult(ok=False, error="no API key")
@@ -254,6 +268,8 @@ class App:
             self.emit(Notice("nothing to compact yet", "warning"))
             return
         self._reload_if_changed()
+        if not self.settle_endpoint():
+            return
         if self.agent.llm is None:
             self.emit(Notice(self.missing_key_message(), "error"))
             return

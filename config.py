@@ -215,8 +215,11 @@ def _label(path: Path, workspace_env: Path) -> str:
 
 
 def load_settings(workspace: Path, env_file: Path | None = None,
-                  environ: dict[str, str] | None = None, user_file: Path | None = None) -> SettingsResult:
-    """Read every setting; never raises for a bad value. `user_file` defaults to user_settings_file()."""
+                  environ: dict[str, str] | None = None, user_file: Path | None = None,
+                  not_from_env_file: tuple[str, ...] = ()) -> SettingsResult:
+    """Read every setting; never raises for a bad value. `user_file` defaults to user_settings_file().
+    The names in `not_from_env_file` are not taken from the workspace file (the person declined the
+    endpoint it names: access.py); the environment, the user-level file or the default decide them."""
     if environ is None:
         from keyguard import process_environ     # the environment with the key handed over at start-up
         environ = process_environ()
@@ -226,7 +229,8 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     user_path = user_file or user_settings_file(environ)
     layers: list[tuple[str, dict[str, str]]] = [("environment", environ)]
     if env_path.is_file():
-        layers.append((str(env_path), _read_file(env_path, warnings)))
+        layer = _read_file(env_path, warnings)
+        layers.append((str(env_path), {k: v for k, v in layer.items() if k not in not_from_env_file}))
     elif env_file is not None:
         warnings.append(f"env file {env_file} not found; using the environment only")
     if user_path.is_file() and user_path != env_path:

@@ -10,10 +10,20 @@ never half-written and never readable by others, not even for a moment.
     key_problem(key)           why a pasted text cannot be a key (None when it can)
     stored_key(path)           the key /login stored there ("" when none)
     mark_first_run_done(path)  the first-run question was answered: the file exists from now on
+
+Next to it, `trusted-endpoints` (same folder, also 0600) holds the endpoints the person agreed to send
+their key to although a workspace's `.env` names them (access.py asks): one JSON line per folder,
+{"folder": …, "url": …}. It is a file of its own, not lines in `.env`, because everything in `.env` is a
+setting (the Settings table) that any settings layer could supply — a consent must come only from here.
+
+    consent_file(path)                       the trusted-endpoints file next to the user-level file
+    endpoint_agreed(path, folder, url)       the person agreed to `url` for `folder`
+    remember_endpoint(path, folder, url)     record it (replacing the folder's earlier URL)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -29,6 +39,10 @@ HEADER = ("# s08 user-level settings (see .env.example in the s08 repository for
 KEY_CHARS = re.compile(r"[!-~]+")           # printable ASCII, no spaces
 NOT_IN_KEY = set("'\\\"")                   # would break the quoting in the file
 MIN_KEY, MAX_KEY = 8, 1000
+CONSENT_NAME = "trusted-endpoints"
+CONSENT_HEADER = ("# s08: endpoints you agreed to send your key to although a folder's .env names them.\n"
+                  "# One JSON line per folder; delete a line (or the file) to be asked again.\n")
+MAX_CONSENT_BYTES = 1_000_000
 
 
 def key_problem(key: str) -> str | None:
@@ -113,3 +127,42 @@ def mark_first_run_done(path: Path) -> None:
     """Create the user-level file (comments only) so the first-run question is not asked again."""
     if not path.exists():
         _write_private(path, HEADER)
+
+
+def consent_file(user_file: Path) -> Path:
+    return user_file.with_name(CONSENT_NAME)
+
+
+def _consents(user_file: Path) -> list[dict]:
+    """The recorded (folder, url) pairs; none from a file that someone else could have written."""
+    path = consent_file(user_file)
+    try:
+        st = path.stat()
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return []
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read(MAX_CONSENT_BYTES).splitlines()
+    except OSError:
+        return []
+    entries = []
+    for line in lines:
+        try:
+            entry = json.loads(line) if line.strip() and not line.startswith("#") else None
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("folder"), str) and isinstance(entry.get("url"), str):
+            entries.append({"folder": entry["folder"], "url": entry["url"]})
+    return entries
+
+
+def endpoint_agreed(user_file: Path, folder: Path, url: str) -> bool:
+    return {"folder": str(folder), "url": url} in _consents(user_file)
+
+
+def remember_endpoint(user_file: Path, folder: Path, url: str) -> Path:
+    """Record that the person agreed to `url` for `folder`; a folder keeps only its newest URL, so
+    going back to an earlier one asks again. Returns the file's path."""
+    kept = [e for e in _consents(user_file) if e["folder"] != str(folder)] + [{"folder": str(folder), "url": url}]
+    path = consent_file(user_file)
+    _write_private(path, CONSENT_HEADER + "".join(json.dumps(e) + "\n" for e in kept))
+    return path

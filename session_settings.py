@@ -13,6 +13,14 @@ asks); with nobody to ask (-p, piped input) it is ignored, and said once.
     pins.accept(new_load) / pins.decline(…)   the person's answer
     pins.apply(new_load.settings)             the new settings with the session's fixed values
     pins.login(key) / pins.logout()           /login, /logout: the person's own explicit change
+    pins.needs_consent(workspace_env)         the trust rule (below) for the values in use
+
+The trust rule, for the start of a session (and for /login): a workspace's `.env` is a file anyone may
+have written — a cloned repository, or the model in an earlier session. When the base URL in use comes
+from it (not from the environment, the user-level file, or a file the person named with --env-file),
+is not the default API, and a key or token in use comes from somewhere else, that key would go to an
+endpoint the person never chose. Such a combination is used only with the person's consent (access.py
+asks). A `.env` that holds both the URL and its own credentials is self-contained: no question.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from config import SECRET_SETTINGS, SESSION_FIXED
+from config import DEFAULT_BASE_URL, SECRET_SETTINGS, SESSION_FIXED
 
 YES = {"y", "yes", "是", "好"}
 SHOWN_CHARS = 100                                       # of a changed value, in the question or the notice
@@ -71,11 +79,35 @@ class Pins:
     def has_credentials(self) -> bool:
         return any(self.values[name] for name in SECRET_SETTINGS)
 
+    @property
+    def base_url(self) -> str:
+        return (self.values["ANTHROPIC_BASE_URL"] or DEFAULT_BASE_URL).rstrip("/")
 
-def _shown(value: str) -> str:
+    def needs_consent(self, workspace_env: str | None, key_source: str | None = None) -> bool:
+        """The trust rule. `workspace_env`: the path of the workspace's `.env` when it was read as such
+        (None with --env-file: a file the person named is theirs). `key_source`: where a key about to
+        be used comes from (/login), instead of the keys in use."""
+        return needs_consent(self.values, self.sources, workspace_env, key_source)
+
+
+def needs_consent(values: dict, sources: dict, workspace_env: str | None, key_source: str | None = None) -> bool:
+    """True when the base URL comes from `workspace_env`, is not the default API, and a credential that
+    would be sent with it comes from another source (see the module docstring)."""
+    url_source = sources.get("ANTHROPIC_BASE_URL")
+    if workspace_env is None or url_source != workspace_env:
+        return False
+    if (values.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/").lower() == DEFAULT_BASE_URL:
+        return False
+    if key_source is not None:
+        return key_source != url_source
+    # every credential that is set, not only the one the client prefers: the SDK may send both
+    return any(values.get(name) and sources.get(name) != url_source for name in SECRET_SETTINGS)
+
+
+def shown(value: str, limit: int = SHOWN_CHARS) -> str:
     """A value from a file anyone may have written: short, and no control characters."""
     value = _CONTROL.sub("?", value)
-    return (value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + "…") or "(default)"
+    return (value if len(value) <= limit else value[:limit] + "…") or "(default)"
 
 
 def describe(changes: dict[str, tuple[str, str]], sources: dict[str, str]) -> list[str]:
@@ -87,5 +119,5 @@ def describe(changes: dict[str, tuple[str, str]], sources: dict[str, str]) -> li
             what = "removed" if not new else "set" if not old else "changed to a different value"
             lines.append(f"{name} {what} ({where})")
         else:
-            lines.append(f"{name}: {_shown(old)} → {_shown(new)} ({where})")
+            lines.append(f"{name}: {shown(old)} → {shown(new)} ({where})")
     return lines

@@ -133,6 +133,7 @@ def run_repl(app, debug: bool = False) -> int:
     app.set_asker(Approver(console, renderer))
     app.ask = make_ask(console, renderer)
     print_banner(console, app)
+    app.settle_endpoint()                  # an endpoint from this folder's .env: ask before any request
     if app.access.first_run and not app.access.pins.has_credentials and app.access.demo_choice != "on":
         first_run(app)
     pastes, state, hinted, queued, typed = Pastes(), {"empty": False}, False, [], ""

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from history import blocks
+from redact import redact_url
 from .sanitize import safe_line
 from .toolview import summarize_input
 
@@ -32,7 +33,7 @@ def print_banner(console: Console, app) -> None:
     if app.demo:
         model = Text().append("model ", style="dim").append(safe_line(s.model_id)).append(
             " (offline demo, scripted replies)  ", style="yellow")
-    endpoint = _pair("endpoint ", "built-in (offline)" if app.demo else s.base_url)
+    endpoint = _pair("endpoint ", "built-in (offline)" if app.demo else redact_url(s.base_url))
     console.print(model + _pair("workspace ", app.workspace) + endpoint)
     console.print(Text("Enter sends · Alt-Enter adds a line · Esc or Ctrl-C interrupts · Shift-Tab approvals "
                        f"({safe_line(app.approvals.mode)}) · /help · Ctrl-D exits", style="dim"))
@@ -41,7 +42,7 @@ def print_banner(console: Console, app) -> None:
     if app.demo:
         from .onboarding import print_demo_banner
         print_demo_banner(console, app)
-    elif not s.has_credentials:
+    elif not s.has_credentials and not getattr(getattr(app, "access", None), "needs_consent", False):
         console.print(Text(safe_line(app.missing_key_message()), style="yellow"))
     if app.resumed is not None:
         show_resumed(console, app.resumed, app.messages)
