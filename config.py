@@ -70,12 +70,12 @@ class Settings:
     ledger_budget: int = _field(4_000, "tokens of the work ledger (files, commands, transcripts) kept beside "
                                        "every summary (at most 10% of CONTEXT_LIMIT)", "int", 0)
     # --- cost ---
-    cold_compact_at: float = _field(0.5, "when a turn starts after the prompt cache expired, summarize if the "
+    cold_compact_at: float = _field(0.3, "when a turn starts after the prompt cache expired, summarize if the "
                                          "prompt is past this share of CONTEXT_LIMIT (1 = only over the limit)",
                                     "float", 0)
-    cache_prefix_ttl: str = _field("auto", "cache lifetime of the stable prefix (system prompt, tools, first "
-                                           "message): 5m, 1h, or auto (1h once the person pauses longer than 5 "
-                                           "minutes)", "ttl")
+    cache_ttl: str = _field("auto", "how long cached prompts live: 5m, 1h, prefix (1h for the system prompt, "
+                                    "tools and first message, 5m for the rest), or auto (5m until the person "
+                                    "pauses longer than 5 minutes)", "ttl")
     prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool")
     model_price: str = _field("", "USD per million input,output tokens (overrides the built-in table)", "price")
     # --- first run ---
@@ -156,8 +156,8 @@ def _parse(name: str, raw: str, kind: str, minimum):
         return raw.strip()
     elif kind == "ttl":
         word = raw.strip().lower()
-        if word not in ("5m", "1h", "auto"):
-            raise ValueError("must be 5m, 1h or auto")
+        if word not in ("5m", "1h", "prefix", "auto"):
+            raise ValueError("must be 5m, 1h, prefix or auto")
         return word
     elif kind == "mode":
         word = raw.strip().lower().replace("-", "_")

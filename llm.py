@@ -46,26 +46,28 @@ def _mark_last_block(message: dict, control: dict = EPHEMERAL) -> dict:
     return message
 
 
-def cache_breakpoints(system: str, messages: list[dict], anchor, tail: bool = True, prefix_ttl: str = "5m"):
+def cache_breakpoints(system: str, messages: list[dict], anchor, tail: bool = True, ttl: str = "5m"):
     """Prompt-caching breakpoints, at most the API's 4: the system prompt (which caches the tools
     before it too), the newest message, and the message that was newest in the previous call — so the
-    cache written then is read now even when more than 20 blocks were added since. With
-    `prefix_ttl="1h"` the stable prefix — the system prompt and the first message (a summary, or the
-    request snip keeps at the head) — is cached for an hour (a write costs 2× instead of 1.25×, and
-    pays when the person pauses longer than 5 minutes; the API wants 1h breakpoints first).
+    cache written then is read now even when more than 20 blocks were added since. `ttl` is how long
+    they live: "5m" (the API's default), "1h" (a write costs 2× instead of 1.25×, but outlives a pause
+    of up to an hour), or "prefix": an hour for the stable prefix — the system prompt and the first
+    message (a summary, or the request snip keeps at the head), marked on its own — and 5 minutes for
+    the rest (the API wants 1-hour breakpoints before 5-minute ones).
     Returns (system blocks, messages with copies where marked, the new anchor). Never mutates."""
-    long = prefix_ttl == "1h"
+    prefix = ttl in ("prefix", "1h")
+    rest = ONE_HOUR if ttl == "1h" else EPHEMERAL
     marked = list(messages)
-    if long and len(messages) > 1:
+    if ttl == "prefix" and len(messages) > 1:
         marked[0] = _mark_last_block(messages[0], ONE_HOUR)
     if anchor is not None:
-        for i in range(len(messages) - 1, 0 if long else -1, -1):
+        for i in range(len(messages) - 1, 0 if ttl == "prefix" else -1, -1):
             if messages[i] is anchor:
-                marked[i] = _mark_last_block(messages[i])
+                marked[i] = _mark_last_block(messages[i], rest)
                 break
     if tail and messages and marked[-1] is messages[-1]:
-        marked[-1] = _mark_last_block(messages[-1])
-    control = ONE_HOUR if long else EPHEMERAL
+        marked[-1] = _mark_last_block(messages[-1], rest)
+    control = ONE_HOUR if prefix else EPHEMERAL
     system_blocks = [{"type": "text", "text": system, "cache_control": control}] if system else system
     return system_blocks, marked, (messages[-1] if tail and messages else anchor)
 
@@ -99,7 +101,7 @@ class LLM:
 
     def stream(self, *, system, messages: list[dict], tools: list[dict] | None = None,
                max_tokens: int | None = None, emit: Emit = ignore, purpose: str = "answer",
-               extra: dict | None = None, prefix_ttl: str = "5m") -> ModelReply:
+               extra: dict | None = None, cache_ttl: str = "5m") -> ModelReply:
         """One model call, streamed; retried (visibly) only while nothing has been shown. A summary
         call's breakpoints end at the history's last message: its prefix is read from the cache, and
         the instruction after it is not written to it (nothing would read it again)."""
@@ -110,10 +112,10 @@ class LLM:
             # point is not in the request (a shortened one) mark its end, so the look-back can find it.
             history = messages[:-1]
             present = any(m is self.anchor for m in history)
-            system, marked, _ = cache_breakpoints(system, history, self.anchor, not present, prefix_ttl)
+            system, marked, _ = cache_breakpoints(system, history, self.anchor, not present, cache_ttl)
             messages = marked + messages[-1:]
         elif self.settings.caching:
-            system, messages, anchor = cache_breakpoints(system, messages, self.anchor, True, prefix_ttl)
+            system, messages, anchor = cache_breakpoints(system, messages, self.anchor, True, cache_ttl)
         max_tokens = max_tokens or self.settings.max_tokens
         params = {"model": self.settings.model_id, "max_tokens": max_tokens,
                   "system": system, "messages": messages, **(extra or {})}

@@ -78,11 +78,11 @@ class Agent:
                 self.tools, self.continuity
             c.use_settings(self.settings)
 
-    def prefix_ttl(self) -> str:
-        """The cache lifetime of the stable prefix: CACHE_PREFIX_TTL, where auto means an hour once the
-        person has paused longer than the 5-minute cache lives (see compaction/window.py)."""
-        ttl = self.settings.cache_prefix_ttl
-        return ttl if ttl != "auto" else ("1h" if self.compactor.cache.paused else "5m")
+    def cache_ttl(self) -> str:
+        """How long the prompt's cache breakpoints live (llm.cache_breakpoints): CACHE_TTL, where auto
+        follows how the person pauses (compaction/window.py)."""
+        ttl = self.settings.cache_ttl
+        return ttl if ttl != "auto" else self.compactor.cache.auto_ttl()
 
     @property
     def system(self) -> str:
@@ -95,7 +95,7 @@ class Agent:
     def begin_turn(self) -> None:
         """A new user turn: project instructions changed on disk apply from now on."""
         self.tool_ctx.compact_request, self.tool_ctx.compact_done = None, False
-        self.compactor.begin_turn()
+        self.compactor.begin_turn(self.cache_ttl())
         if not instructions_changed(self.instructions, self.workspace):
             return
         before, self.instructions = self.instructions, load_instructions(self.workspace)
@@ -116,7 +116,7 @@ class Agent:
                 self.emit(event)
         reply = self.llm.stream(system=self.system, messages=request, tools=self.tools,
                                 max_tokens=self.settings.summary_max_tokens, emit=quiet, purpose="summary",
-                                prefix_ttl=self.prefix_ttl())
+                                cache_ttl=self.cache_ttl())
         return text_of({"content": reply.content}), reply.stop_reason
 
 
@@ -216,7 +216,7 @@ def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
             messages[:] = prepared
         try:
             reply = agent.llm.stream(system=agent.system, messages=messages, tools=agent.tools, emit=agent.emit,
-                                     prefix_ttl=agent.prefix_ttl())
+                                     cache_ttl=agent.cache_ttl())
         except LLMError as err:
             if err.kind != "prompt_too_long" or retries_left <= 0:
                 raise

@@ -53,7 +53,7 @@ from standin.cache import PromptCache, shared_prefix  # noqa: E402
 TURNS, FILES, SEED = 25, 60, 8
 NEVER = 10 ** 9
 TUTORIAL = dict(micro_clear_at_least=0, snip_target_messages=50, user_messages_budget=0, ledger_budget=0)
-UNTIMED = dict(cold_compact_at=1, cache_prefix_ttl="5m")     # s08 before it knew when its cache expires
+UNTIMED = dict(cold_compact_at=1, cache_ttl="5m")     # s08 before it knew when its cache expires
 SMALL_WINDOW = 12_000
 CONFIGS = {        # name: (settings, seconds between turns, minimum cacheable tokens, the endpoint's window)
     "tutorial": (dict(TUTORIAL, prompt_cache="off"), 30, 1024, None),
@@ -203,6 +203,8 @@ def pipeline_ms(messages_count: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sweep", action="store_true", help="also try other defaults")
+    parser.add_argument("--timing", action="store_true", help="also try COLD_COMPACT_AT and CACHE_TTL values with "
+                                                              "pauses of 30 s, 6, 20 and 90 minutes")
     args = parser.parse_args()
     configs = dict(CONFIGS)
     if args.sweep:
@@ -210,11 +212,12 @@ def main() -> int:
             for target in (20, 30, 40):
                 configs[f"clear={clear},target={target}"] = (
                     dict(micro_clear_at_least=clear, snip_target_messages=target), 30, 1024, None)
-        for pause in (30, 360, 1200):
-            for at in (0.3, 0.5, 0.7, 1):
-                for ttl in ("5m", "1h", "auto"):
+    if args.sweep or args.timing:
+        for pause in (30, 360, 1200, 5400):
+            for at in (0.1, 0.3, 0.5, 1):
+                for ttl in ("5m", "prefix", "1h", "auto"):
                     configs[f"{pause // 60 or 0.5}min,cold={at},{ttl}"] = (
-                        dict(cold_compact_at=at, cache_prefix_ttl=ttl), pause, 1024, None)
+                        dict(cold_compact_at=at, cache_ttl=ttl), pause, 1024, None)
     with tempfile.TemporaryDirectory(prefix="s08-cost-template-") as tmp:
         template = Path(tmp)
         make_workspace(template)

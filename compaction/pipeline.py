@@ -77,11 +77,11 @@ class Compactor:
     def limit(self) -> int:
         return self.window.limit
 
-    def begin_turn(self) -> None:
+    def begin_turn(self, ttl: str = "5m") -> None:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
-        prompt cache expired is a cold one (see the module docstring)."""
+        prompt cache expired (for breakpoints of this `ttl` mode) is a cold one (see the module docstring)."""
         self.failed_this_turn = self.warned_this_turn = False
-        self.cold_turn = self.cache.cold()
+        self.cold_turn = self.cache.cold(ttl)
 
     # ---- measuring ---------------------------------------------------------------------
     def measure(self, messages: list[dict]) -> int:

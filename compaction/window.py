@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 WINDOW_SHARE = 0.75           # with a learned window, compact at 75% of it
 CACHE_TTL = 300.0             # seconds the API keeps a (5-minute) cache entry after its last use
+LIFETIMES = {"5m": CACHE_TTL, "prefix": CACHE_TTL, "1h": 3600.0}   # what expires first, per CACHE_TTL mode
 CHARS_PER_TOKEN = 3.5         # to turn a window into characters of ASCII text, roughly
 PERSIST_SHARE, ROUND_SHARE = 8, 4      # one output ≤ 1/8 of the window, one round ≤ 1/4 (in chars)
 
@@ -59,15 +60,29 @@ class Window:
 class CacheClock:
     def __init__(self, clock=time.monotonic):
         self.clock, self.last = clock, None
-        self.paused = False            # a gap between two calls outlived the cache at least once
+        self.pause: float | None = None   # the latest gap between two calls that outlived the 5-minute cache
+
+    @property
+    def paused(self) -> bool:
+        return self.pause is not None
 
     def used(self) -> None:
         """A model call read or wrote the cache just now."""
         now = self.clock()
         if self.last is not None and now - self.last > CACHE_TTL:
-            self.paused = True
+            self.pause = now - self.last
         self.last = now
 
-    def cold(self) -> bool:
-        """Has the cache expired (or was it never written by this process)?"""
-        return self.last is None or self.clock() - self.last > CACHE_TTL
+    def auto_ttl(self) -> str:
+        """CACHE_TTL=auto, from how this person pauses (bench/cost.py chose it): 5m while the cache stays
+        warm between turns; 1h once a pause has outlived the 5-minute cache but would not outlive an
+        hour's (writing at 2× then beats rewriting the whole prompt at 1.25× after every pause); after a
+        pause longer than an hour nothing would survive it, so only the stable prefix gets the hour."""
+        if self.pause is None:
+            return "5m"
+        return "1h" if self.pause <= LIFETIMES["1h"] else "prefix"
+
+    def cold(self, ttl: str = "5m") -> bool:
+        """Has the conversation's cache expired, for breakpoints of this `ttl` mode (or was it never
+        written by this process)?"""
+        return self.last is None or self.clock() - self.last > LIFETIMES.get(ttl, CACHE_TTL)

@@ -81,7 +81,11 @@ class PromptCache:
                     continue
                 by_ttl[ttl if ttl in by_ttl else "5m"] += max(0, totals[m] - done)
                 done = max(done, totals[m])
-                self.entries[hashes[m]] = (now + self._life(ttl), ttl)
+                entry = self.entries.get(hashes[m])
+                if entry and entry[0] >= now:      # already cached: refreshed for its own lifetime, not upgraded
+                    self.entries[hashes[m]] = (now + self._life(entry[1]), entry[1])
+                else:
+                    self.entries[hashes[m]] = (now + self._life(ttl), ttl)
         written = by_ttl["5m"] + by_ttl["1h"]
         return {"input_tokens": full - read - written, "cache_read_input_tokens": read,
                 "cache_creation_input_tokens": written,

@@ -150,7 +150,7 @@ def test_one_hour_breakpoints_come_first_and_outlive_a_pause():
     system, messages = "s" * 6000, [{"role": "user", "content": "first " * 800},
                                     {"role": "assistant", "content": [{"type": "text", "text": "ok " * 300}]},
                                     {"role": "user", "content": "again"}]
-    sys_blocks, marked, _ = cache_breakpoints(system, messages, messages[1], True, "1h")
+    sys_blocks, marked, _ = cache_breakpoints(system, messages, messages[1], True, "prefix")
     body = {"model": "m", "max_tokens": 10, "system": sys_blocks, "messages": marked}
     validate_request(body)
     controls = [b["cache_control"] for m in marked if isinstance(m["content"], list) for b in m["content"]
@@ -179,8 +179,21 @@ def test_the_stand_in_refuses_a_one_hour_breakpoint_after_a_five_minute_one():
         validate_request(body)
 
 
+def test_a_five_minute_entry_read_through_an_hour_breakpoint_is_not_upgraded():
+    now, cache = [0.0], None
+    body = {"model": "m", "max_tokens": 10, "system": [{"type": "text", "text": "s " * 1500,
+                                                         "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": "hi"}]}
+    cache = PromptCache(clock=lambda: now[0])
+    cache.usage(body)
+    body["system"][0]["cache_control"] = {"type": "ephemeral", "ttl": "1h"}
+    assert cache.usage(body)["cache_read_input_tokens"] > 0
+    now[0] += 6 * 60
+    assert cache.usage(body)["cache_read_input_tokens"] == 0        # it lived 5 minutes, as written
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(histories(), st.sampled_from(["5m", "1h"]), st.integers(0, 30), st.booleans())
+@given(histories(), st.sampled_from(["5m", "prefix", "1h"]), st.integers(0, 30), st.booleans())
 def test_breakpoints_are_always_a_request_the_api_accepts(history, ttl, anchor_at, tail):
     anchor = history[min(anchor_at, len(history) - 1)]
     system, marked, _ = cache_breakpoints("system prompt", history, anchor, tail, ttl)
@@ -189,7 +202,7 @@ def test_breakpoints_are_always_a_request_the_api_accepts(history, ttl, anchor_a
 
 def test_auto_uses_the_hour_once_the_person_pauses(app_for, standin):
     now = [0.0]
-    standin.brain = Model({"text": "one"}, {"text": "two"}, {"text": "three"})
+    standin.brain = Model({"text": "one"}, {"text": "two"}, {"text": "three"}, {"text": "four"})
     app, _ = app_for()
     app.agent.compactor.cache.clock = lambda: now[0]
     app.turn("hello")
@@ -197,4 +210,7 @@ def test_auto_uses_the_hour_once_the_person_pauses(app_for, standin):
     assert "1h" not in json.dumps(standin.requests[-1]["system"])
     now[0] += 10 * 60
     app.turn("after a pause")                    # this call notices the pause; the next ones use the hour
-    assert app.agent.prefix_ttl() == "1h"
+    assert app.agent.cache_ttl() == "1h"
+    now[0] += 90 * 60
+    app.turn("after a long pause")               # nothing outlives 90 minutes: only the stable prefix
+    assert app.agent.cache_ttl() == "prefix"
