@@ -249,10 +249,12 @@ class App:
 
     def clear(self) -> None:
         self.close()
+        learned = self.agent.compactor.window.learned   # the window belongs to the endpoint, not the conversation
         self.continuity = Continuity()          # a new session (the old one stays resumable), remembering nothing
         self.agent = None
         self.load()                             # and a fresh compactor: no state of the old conversation
         self._use_history(self._new_history())
+        self.agent.compactor.learn_window(learned, quiet=True)
         self.agent.emit = self.emit
         self.ledger.new_session()               # the run's total goes on
         self.approvals.forget()                 # "always" answers belonged to the old session
@@ -277,6 +279,7 @@ class App:
 
     def context(self) -> None:
         agent = self.agent
+        agent.refresh_instructions()
         parts = breakdown(self.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
         total = agent.compactor.measure(self.messages) if self.messages else sum(parts.values())
         window = agent.compactor.window
@@ -284,6 +287,7 @@ class App:
 
     def memory(self) -> None:
         agent, keep = self.agent, self.continuity
+        agent.refresh_instructions()
         self.emit(MemoryReport(agent.instructions, [e.text for e in keep.typed.entries], keep.user_budget,
                                keep.ledger, keep.ledger.render(keep.ledger_budget), keep.ledger_budget))
 

@@ -12,6 +12,7 @@ one line saying so.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,11 +38,26 @@ class Instructions:
 def _stamp(workspace: Path) -> tuple:
     for name in FILE_NAMES:
         try:
-            st = os.stat(workspace / name)
+            link, st = os.lstat(workspace / name), os.stat(workspace / name)
         except OSError:
             continue
-        return name, st.st_mtime_ns, st.st_size, st.st_ino
+        return name, st.st_mtime_ns, st.st_size, st.st_ino, link.st_ino
     return ()
+
+
+def _open(workspace: Path, path: Path) -> int:
+    """An fd of the file, which must be a regular file inside the workspace (a link to a file in it,
+    such as AGENTS.md → CLAUDE.md, is fine): a repository could ship AGENTS.md as a link to your key
+    file, or as a FIFO that would hang s08 at start-up."""
+    real = path.resolve()
+    root = workspace.resolve()
+    if real != root and root not in real.parents:
+        raise OSError(0, "it is a link to a file outside the workspace")
+    fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(0, "it is not a regular file")
+    return fd
 
 
 def load_instructions(workspace: Path) -> Instructions:
@@ -50,7 +66,7 @@ def load_instructions(workspace: Path) -> Instructions:
         return Instructions()
     path = workspace / stamp[0]
     try:
-        with open(path, "rb") as f:
+        with os.fdopen(_open(workspace, path), "rb") as f:
             raw = f.read(MAX_CHARS * 4 + 4)
     except OSError as exc:
         return Instructions(path, "", stamp[2], f"cannot read {path.name} ({exc.strerror or exc}); going on "

@@ -96,6 +96,10 @@ class Agent:
         """A new user turn: project instructions changed on disk apply from now on."""
         self.tool_ctx.compact_request, self.tool_ctx.compact_done = None, False
         self.compactor.begin_turn(self.cache_ttl())
+        self.refresh_instructions()
+
+    def refresh_instructions(self) -> None:
+        """Read AGENTS.md (or CLAUDE.md) again if it changed on disk, and say so."""
         if not instructions_changed(self.instructions, self.workspace):
             return
         before, self.instructions = self.instructions, load_instructions(self.workspace)
@@ -152,9 +156,9 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
     exists, in one user message that grows; on Ctrl-C the rest are answered as interrupted."""
     results: list[dict] = []
 
-    def add(result: dict, call: dict) -> None:
+    def add(result: dict, call: dict, meta: dict | None = None) -> None:
         results.append(result)
-        agent.continuity.tool_done(call, result["content"], bool(result.get("is_error")))
+        agent.continuity.tool_done(call, result["content"], bool(result.get("is_error")), meta)
         message = {"role": "user", "content": list(results)}
         if len(results) == 1:
             messages.append(message)
@@ -176,7 +180,7 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
             result, meta = _run_one(call, agent)
             content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
-            add(tool_result(call["id"], content, result.is_error), call)
+            add(tool_result(call["id"], content, result.is_error), call, meta)
             running = None
             agent.emit(ToolFinished(call["id"], call["name"], content, result.is_error,
                                     time.monotonic() - meta.pop("ran_at", started), meta, call.get("input")))

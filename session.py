@@ -7,6 +7,8 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "session", "id": …, "workspace": …, "model": …, "started": …}   header
     {"t": "append",  "m": {message}}                                       a message entered the history
     {"t": "set",     "i": 5, "m": {message}}                               message 5 was replaced
+    {"t": "extend",  "i": 5, "blocks": [...]}                              message 5 grew by these blocks
+                                                                           (tool results, one by one)
     {"t": "replace", "keep": 3, "tail": [...]}                             compaction: the first 3 stay, the
                                                                            rest is now `tail` (keep 0: the
                                                                            whole history — a snapshot)
@@ -51,6 +53,8 @@ from pathlib import Path
 from typing import Callable
 
 from compaction.continuity import Continuity
+from compaction.ledger import WorkLedger
+from compaction.window import MIN_WINDOW
 from compaction.tokens import usage_tokens
 from history import SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
 from llm_reply import clean_usage
@@ -161,9 +165,13 @@ class SessionHistory(list):
                 self._changed(keep)
                 self._record({"t": "replace", "keep": keep, "tail": list(self)[keep:]})
             return
+        i = index % len(self)
+        added = _added_blocks(self[i], value)
         super().__setitem__(index, value)
-        self._changed(index % len(self))
-        self._record({"t": "set", "i": index % len(self), "m": value})
+        self._changed(i)
+        # a message that only grew (results arriving one by one) logs what was added, not itself again:
+        # a batch of many tool calls must not write its growing message whole each time
+        self._record({"t": "extend", "i": i, "blocks": added} if added is not None else {"t": "set", "i": i, "m": value})
 
     def clear(self) -> None:
         if self:
@@ -209,6 +217,18 @@ class LoadedSession:
     repaired: bool = False                     # replay had to skip or fix something: resume writes a snapshot
 
 
+def _added_blocks(old: dict, new: dict) -> list | None:
+    """The blocks `new` adds at the end of `old`, if that is all that changed (same role, the old
+    blocks the same objects); else None."""
+    before, after = old.get("content"), new.get("content")
+    if (not isinstance(before, list) or not isinstance(after, list) or len(after) <= len(before)
+            or new.keys() != old.keys() or new.get("role") != old.get("role")):
+        return None
+    if any(a is not b for a, b in zip(before, after)):
+        return None
+    return after[len(before):]
+
+
 def _message_ok(m) -> bool:
     return isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), (str, list))
 
@@ -222,6 +242,9 @@ def _record_ok(r, length: int) -> bool:
         return _message_ok(r.get("m"))
     if kind == "set":
         return isinstance(r.get("i"), int) and 0 <= r["i"] < length and _message_ok(r.get("m"))
+    if kind == "extend":
+        return (isinstance(r.get("i"), int) and 0 <= r["i"] < length and isinstance(r.get("blocks"), list)
+                and all(isinstance(b, dict) for b in r["blocks"]))
     if kind == "replace":
         return (isinstance(r.get("keep"), int) and 0 <= r["keep"] <= length and isinstance(r.get("tail"), list)
                 and all(_message_ok(m) for m in r["tail"]))
@@ -230,20 +253,22 @@ def _record_ok(r, length: int) -> bool:
     if kind == "typed":
         return isinstance(r.get("text"), str)
     if kind == "window":
-        return isinstance(r.get("tokens"), int) and r["tokens"] > 0
+        return isinstance(r.get("tokens"), int) and r["tokens"] >= MIN_WINDOW
     if kind == "typed_saved":
         return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
     if kind == "work":
         return isinstance(r.get("w"), dict) and _work_ok(r["w"])
     if kind == "kept":
-        return (isinstance(r.get("typed"), list) and isinstance(r.get("ledger"), dict)
+        return (isinstance(r.get("typed"), list) and WorkLedger.state_ok(r.get("ledger"))
                 and all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in r["typed"]))
     return kind == "session"
 
 
 def _work_ok(w: dict) -> bool:
     needed = {"file": ("path", "do"), "cmd": ("cmd", "end"), "saved": ("path", "what")}.get(w.get("k"))
-    return needed is not None and all(isinstance(w.get(k), str) for k in needed) and isinstance(w.get("turn", 0), int)
+    turn = w.get("turn", 0)
+    return (needed is not None and all(isinstance(w.get(k), str) for k in needed)
+            and isinstance(turn, int) and not isinstance(turn, bool))
 
 
 def replay(lines: list[str]) -> LoadedSession:
@@ -274,9 +299,12 @@ def replay(lines: list[str]) -> LoadedSession:
             messages.append(record["m"])
         elif kind == "set":
             messages[record["i"]] = record["m"]
+        elif kind == "extend":
+            grown = messages[record["i"]]
+            messages[record["i"]] = {**grown, "content": blocks(grown) + record["blocks"]}
         elif kind == "replace":
             messages = messages[:record["keep"]] + record["tail"]
-        if kind in ("set", "replace") and loaded.anchor and (record.get("i", record.get("keep", 0)) < loaded.anchor[0]):
+        if kind in ("set", "extend", "replace") and loaded.anchor and (record.get("i", record.get("keep", 0)) < loaded.anchor[0]):
             loaded.anchor = None           # the prompt that usage measured was rewritten since
         if kind == "window":
             loaded.window = record["tokens"]

@@ -56,8 +56,11 @@ class Continuity:
     def typed_message(self, text: str) -> int:
         return self.typed.add(text)
 
-    def tool_done(self, call: dict, content: str, is_error: bool) -> None:
-        self.ledger.note_tool(call.get("name", ""), call.get("input"), content, is_error, self.turn, self.workspace)
+    def tool_done(self, call: dict, content: str, is_error: bool, meta: dict | None = None) -> None:
+        """One finished tool call; `meta` is what the tool said of it (bash: exit code, timeout, the file
+        its output spilled to) — the ledger trusts that, never the output's text."""
+        self.ledger.note_tool(call.get("name", ""), call.get("input"), content, is_error, self.turn, self.workspace,
+                              meta)
 
     def saved(self, path: str, what: str) -> None:
         self.ledger.note_saved(path, what, self.turn)

@@ -14,7 +14,6 @@ one small record (`{"t": "work", "w": {...}}` in the session log), so a resume r
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Callable
 
@@ -26,8 +25,6 @@ COMMAND_CHARS = 160
 CUT_HEADER = ("Work ledger of the part cut out here (kept by s08 from the tool calls; what the rest of the "
               "history shows is not repeated; turn = the user's message number):")
 HEADER = "Work ledger (kept by s08 from the tool calls, not from a summary; turn = the user's message number):"
-_OUTCOME = re.compile(r"\[(exit code -?\d+|killed by signal \d+|timed out after [\d.]+s)")
-_SAVED = re.compile(r"Full output saved to: (\S+)")
 
 
 def _relative(workspace: Path | None, path: str) -> str:
@@ -41,14 +38,18 @@ def _relative(workspace: Path | None, path: str) -> str:
     return os.path.normpath(str(p))
 
 
-def _outcome(content: str, is_error: bool) -> str:
+def _outcome(content: str, is_error: bool, meta: dict) -> str:
+    """How a command ended, from what the bash tool reported (never from the output, which a command
+    controls), else from the harness's own wording of the result."""
+    if meta.get("timed_out"):
+        return f"timed out after {meta.get('timeout', 0):g}s"
+    code = meta.get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool):
+        return f"exit {code}" if code >= 0 else f"killed by signal {-code}"
     if content.startswith(("Interrupted by the user", "Not run: the user interrupted")):
         return "interrupted"
     if content.startswith("Refused:"):
         return "refused"
-    found = _OUTCOME.findall(content[-400:]) or _OUTCOME.findall(content[:1000])
-    if found:
-        return found[-1].replace("exit code", "exit").split(";")[0]
     return "error" if is_error else "done"
 
 
@@ -93,9 +94,10 @@ class WorkLedger:
             self.on_record({"t": "work", "w": w})
 
     def note_tool(self, name: str, args, content: str, is_error: bool, turn: int,
-                  workspace: Path | None = None) -> None:
-        """What one finished tool call did (its name and arguments, and the result it returned)."""
-        args = args if isinstance(args, dict) else {}
+                  workspace: Path | None = None, meta: dict | None = None) -> None:
+        """What one finished tool call did (its name and arguments, the result it returned, and what the
+        tool reported in `meta`)."""
+        args, meta = (args if isinstance(args, dict) else {}), (meta or {})
         path = args.get("path")
         if name in FILE_ACTIONS and isinstance(path, str) and path.strip() and not is_error:
             self.record({"k": "file", "path": _relative(workspace, path), "do": FILE_ACTIONS[name], "turn": turn})
@@ -103,9 +105,9 @@ class WorkLedger:
         if name == "bash" and isinstance(command, str) and command.strip():
             flat = " ".join(command.split())
             flat = flat if len(flat) <= COMMAND_CHARS else flat[:COMMAND_CHARS - 1] + "…"
-            self.record({"k": "cmd", "cmd": flat, "end": _outcome(content, is_error), "turn": turn})
-        for found in _SAVED.findall(content[:1000]):
-            self.note_saved(found, "output", turn)
+            self.record({"k": "cmd", "cmd": flat, "end": _outcome(content, is_error, meta), "turn": turn})
+        if isinstance(meta.get("saved"), str) and meta["saved"]:
+            self.note_saved(meta["saved"], "output", turn)
 
     def note_saved(self, path: str, what: str, turn: int) -> None:
         """A transcript or a persisted output s08 wrote for this session."""
@@ -118,6 +120,18 @@ class WorkLedger:
     def state(self) -> dict:
         return {"files": [[p, a, t] for p, (a, t) in self.files.items()], "commands": [list(c) for c in self.commands],
                 "count": self.command_count, "saved": [[p, w, t] for p, (w, t) in self.saved.items()]}
+
+    @staticmethod
+    def state_ok(state) -> bool:
+        """Is `state` what `state()` writes? (A session log is read back from disk: anything may be there.)"""
+        def rows(key: str, kinds: tuple) -> bool:
+            value = state.get(key, [])
+            return isinstance(value, list) and all(
+                isinstance(row, list) and len(row) == len(kinds) and all(isinstance(x, k) and not isinstance(x, bool)
+                                                                         for x, k in zip(row, kinds))
+                for row in value)
+        return (isinstance(state, dict) and rows("files", (str, str, int)) and rows("commands", (str, str, int))
+                and rows("saved", (str, str, int)) and isinstance(state.get("count", 0), int))
 
     @classmethod
     def from_state(cls, state: dict, on_record=None) -> "WorkLedger":
@@ -132,21 +146,28 @@ class WorkLedger:
         return bool(self.files or self.commands or self.saved)
 
     # ---- rendering ---------------------------------------------------------------------------
-    def _text(self, files_shown: int, group, outputs_shown: int, commands_shown: int,
-              transcripts_shown: int, pending: tuple = (), seen: str = "") -> str:
-        lines = [HEADER if not seen else CUT_HEADER]
-        files = [(p, v) for p, v in reversed(self.files.items()) if p not in seen]      # newest first
+    def _view(self, pending: tuple, seen: str) -> tuple:
+        """What to list, filtered once: (files newest first, commands, transcripts, outputs newest first).
+        `seen` (the text a snip keeps anyway) is searched once per entry, not once per rendering tried."""
+        files = [(p, v) for p, v in reversed(self.files.items()) if p not in seen]
+        commands = [c for c in self.commands if c[0] not in seen]
+        transcripts = [(p, t) for p, (w, t) in self.saved.items() if w == "transcript" and p not in seen]
+        transcripts += [(p, t) for p, t in pending if p not in seen]
+        outputs = [(p, ("output", t)) for p, (w, t) in self.saved.items() if w == "output" and p not in seen][::-1]
+        return files, commands, transcripts, outputs
+
+    def _text(self, view: tuple, cut: bool, files_shown: int, group, outputs_shown: int, commands_shown: int,
+              transcripts_shown: int) -> str:
+        files, commands, transcripts, outputs = view
+        lines = [CUT_HEADER if cut else HEADER]
         if files:
             lines.append("Files (last action, turn), newest first:")
             lines += [f"- {p}: {a}, turn {t}" for p, (a, t) in files[:files_shown]]
             lines += _groups(files[files_shown:], group, "older file")
-        commands = [c for c in self.commands if c[0] not in seen]
         if commands:
             shown = commands[-commands_shown:] if commands_shown else []
             lines.append(f"Commands (the last {len(shown)} of {self.command_count}; how each ended, turn):")
             lines += [f"- `{c}`: {e}, turn {t}" for c, e, t in shown]
-        transcripts = [(p, t) for p, (w, t) in self.saved.items() if w == "transcript" and p not in seen]
-        transcripts += [(p, t) for p, t in pending if p not in seen]
         if transcripts:
             hidden = max(0, len(transcripts) - transcripts_shown)
             listed = ", ".join(f"{p} (turn {t})" for p, t in transcripts[hidden:])
@@ -154,7 +175,6 @@ class WorkLedger:
                          f"for any detail), oldest first: {listed}"
                          + (f"; and {hidden} older ones in .transcripts/, named in the older transcripts"
                             if hidden else ""))
-        outputs = [(p, ("output", t)) for p, (w, t) in self.saved.items() if w == "output" and p not in seen][::-1]
         if outputs:
             lines.append("Outputs saved to disk, newest first: " + ", ".join(
                 f"{p} (turn {t})" for p, (_, t) in outputs[:outputs_shown]))
@@ -165,9 +185,11 @@ class WorkLedger:
         """The ledger in at most about `budget` tokens (see the module docstring for what collapses), or
         "" when there is nothing to say. `pending`: transcripts of the cut being made, listed as if already
         recorded (at `turn`). `seen`: text the history keeps anyway — entries it names are left out."""
+        if budget <= 0:
+            return ""
         pending = tuple((p, turn) for p in dict.fromkeys(pending) if p and p not in self.saved)
-        files, outputs = len(self.files), sum(w == "output" for w, _ in self.saved.values())
-        transcripts = len(self.transcripts()) + len(pending)
+        view, cut = self._view(pending, seen), bool(seen)
+        files, outputs, transcripts = len(view[0]), len(view[3]), len(view[2])
 
         def fits(text: str) -> bool:
             return estimate_text(text) <= budget
@@ -184,18 +206,16 @@ class WorkLedger:
                     high = mid - 1
             return best
 
-        if budget <= 0:
-            return ""
-        whole = self._text(files, _folder, outputs, COMMANDS_KEPT, transcripts, pending, seen)
+        whole = self._text(view, cut, files, _folder, outputs, COMMANDS_KEPT, transcripts)
         if fits(whole):
             return whole
         few = min(3, COMMANDS_KEPT)
         steps = (   # in order: give up outputs, then commands, then files (per folder, then per top folder)
-            lambda n: self._text(files, _folder, n, COMMANDS_KEPT, transcripts, pending, seen),
-            lambda n: self._text(files, _folder, 0, max(few, min(n, COMMANDS_KEPT)), transcripts, pending, seen),
-            lambda n: self._text(n, _folder, 0, few, transcripts, pending, seen),
-            lambda n: self._text(n, _top, 0, few, transcripts, pending, seen),
-            lambda n: self._text(0, lambda _p: "", 0, few, max(1, min(n, transcripts)), pending, seen))
+            lambda n: self._text(view, cut, files, _folder, n, COMMANDS_KEPT, transcripts),
+            lambda n: self._text(view, cut, files, _folder, 0, max(few, min(n, COMMANDS_KEPT)), transcripts),
+            lambda n: self._text(view, cut, n, _folder, 0, few, transcripts),
+            lambda n: self._text(view, cut, n, _top, 0, few, transcripts),
+            lambda n: self._text(view, cut, 0, lambda _p: "", 0, few, max(1, min(n, transcripts))))
         for step in steps:
             text = most(max(files, outputs, transcripts, COMMANDS_KEPT), step)
             if text is not None:

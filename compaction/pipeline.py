@@ -159,10 +159,11 @@ class Compactor:
         return self._summarize(out, "", "auto_compact", measured=size, sent=messages)
 
     def _summarize(self, messages: list[dict], focus: str, kind: str, measured: int | None = None,
-                   scale: float = 1.0, sent: list[dict] | None = None) -> list[dict]:
+                   scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None) -> list[dict]:
         """Summarize for `kind` (auto_compact, manual compact, reactive_compact); on failure keep the
-        history and — except for a manual compact — fall back to the non-model reduction."""
-        s, window = self.settings, self.window.tokens
+        history and — except for a manual compact — fall back to the non-model reduction. `stated`: the
+        window an error just stated, used for this compaction even when too small to keep believing."""
+        s, window = self.settings, min(self.window.tokens, stated or self.window.tokens)
         kwargs = dict(focus=focus, workspace=self.workspace, system=self.system, tools=self.tools,
                       emit=self.emit, max_input_tokens=input_budget(window, s.summary_max_tokens),
                       measured=measured or self.measure(messages), continuity=self.continuity)
@@ -229,4 +230,4 @@ class Compactor:
         self.emit(Compaction("reactive_compact", f"[reactive_compact] the API says the prompt is too long{said}; "
                                                  "compacting and retrying once"))
         self.learn_window(maximum)
-        return self._summarize(messages, "", "reactive_compact", scale=scale)
+        return self._summarize(messages, "", "reactive_compact", scale=scale, stated=maximum)

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 
 WINDOW_SHARE = 0.75           # with a learned window, compact at 75% of it
+MIN_WINDOW = 4_096            # a stated window below this is not believed (no model that small could work)
 CACHE_TTL = 300.0             # seconds the API keeps a (5-minute) cache entry after its last use
 LIFETIMES = {"5m": CACHE_TTL, "prefix": CACHE_TTL, "1h": 3600.0}   # what expires first, per CACHE_TTL mode
 CHARS_PER_TOKEN = 3.5         # to turn a window into characters of ASCII text, roughly
@@ -44,8 +45,9 @@ class Window:
         return "learned from the API" if self.learned and self.learned < self.window_setting else "CONTEXT_WINDOW"
 
     def learn(self, maximum: int | None) -> bool:
-        """The API stated its maximum; True when that changes the window in use."""
-        if not maximum or maximum <= 0 or maximum >= self.tokens:
+        """The API stated its maximum; True when that changes the window in use. An endpoint's error text
+        is untrusted: a maximum below MIN_WINDOW would make every later call compact, so it is ignored."""
+        if not maximum or maximum < MIN_WINDOW or maximum >= self.tokens:
             return False
         self.learned = maximum
         return True

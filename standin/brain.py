@@ -157,7 +157,7 @@ class Brain:
                     "tool_calls": [{"name": "compact", "input": {"focus": focus.group(1).strip()} if focus else {}}]}
         if "story" in low or "故事" in request:
             return {"text": STORY.strip(), "delay": 0.03, "chunk": 6}
-        said = f"你说：{request[:200]}\n" if zh else f"You said: {request[:200]}\n"
+        said = f"你说：{request[:200]}\n\n" if zh else f"You said: {request[:200]}\n\n"
         return {"text": said + (HINT_ZH if zh else HINT)}
 
     def _read_all(self, request: str, results: list[dict], zh: bool) -> dict:

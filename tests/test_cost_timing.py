@@ -214,3 +214,10 @@ def test_auto_uses_the_hour_once_the_person_pauses(app_for, standin):
     now[0] += 90 * 60
     app.turn("after a long pause")               # nothing outlives 90 minutes: only the stable prefix
     assert app.agent.cache_ttl() == "prefix"
+
+
+def test_an_absurd_window_in_an_error_is_not_believed():
+    from compaction.window import MIN_WINDOW, Window
+    window = Window(50_000, 200_000)
+    assert not window.learn(1) and not window.learn(MIN_WINDOW - 1) and window.limit == 50_000
+    assert window.learn(12_000) and window.limit == 9_000

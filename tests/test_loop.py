@@ -43,7 +43,7 @@ def test_parallel_tool_calls_answered_in_order_in_one_message(app_for, standin, 
     calls = tool_uses(app.messages[1])
     results = last_results(standin.requests[1])
     assert [r["tool_use_id"] for r in results] == [c["id"] for c in calls]
-    assert [r["content"] for r in results] == ["A\n", "Created b.txt (1 bytes, 1 lines)", "B\n[exit code 0]"]
+    assert [r["content"] for r in results] == ["A\n", "Created b.txt (1 bytes, 1 line)", "B\n[exit code 0]"]
     assert len([e for e in events if isinstance(e, ToolFinished)]) == 3
 
 

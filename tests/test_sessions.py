@@ -38,8 +38,31 @@ def test_every_change_is_logged_and_replays_to_the_same_history(workspace):
     loaded = load_session(history.log.path)
     assert loaded.messages == list(history) and not loaded.notices
     kinds = [json.loads(line)["t"] for line in history.log.path.read_text().splitlines()]
-    assert kinds == ["session", "append", "append", "append", "set", "replace", "append"]
+    assert kinds == ["session", "append", "append", "append", "extend", "replace", "append"]
     history.log.close()
+
+
+def test_a_message_that_grows_logs_only_what_it_gained(workspace):
+    """Results of a big batch of tool calls arrive one by one in one message: the log grows linearly."""
+    history = SessionHistory([], SessionLog(workspace))
+    calls = [call("read_file", path=f"f{i}.py") for i in range(300)]
+    history.append(user("read them all"))
+    history.append(ask(*calls))
+    done = []
+    for c in calls:
+        done.append({"type": "tool_result", "tool_use_id": c["id"], "content": "x" * 200})
+        message = {"role": "user", "content": list(done)}
+        if len(done) == 1:
+            history.append(message)
+        else:
+            history[-1] = message
+    history[0] = user("a different first message")            # not an extension: logged whole
+    history.log.close()
+    size = history.log.path.stat().st_size
+    assert size < 300 * 600 + 50_000, size                      # linear, not 300 copies of a growing message
+    kinds = [json.loads(line)["t"] for line in history.log.path.read_text().splitlines()]
+    assert kinds.count("extend") == 299 and kinds[-1] == "set"
+    assert load_session(history.log.path).messages == list(history)
 
 
 def test_no_file_until_something_happens_and_two_sessions_never_share_one(workspace):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from config import SECRET_SETTINGS
-from storage import TASK_OUTPUTS_DIR
+from storage import TASK_OUTPUTS_DIR, relative
 from .background import JOBS, Jobs, group_members, group_of
 from .bash_guard import MAX_COMMAND_BYTES, dangerous_reason
 from .output_sink import MEMORY_CAP, OutputSink  # noqa: F401  (MEMORY_CAP re-exported for tests)
@@ -48,6 +48,7 @@ class Captured:
     exit_code: int | None     # None when killed by us
     timed_out: bool
     total_bytes: int
+    saved: str = ""           # the file the output spilled to (relative to the workspace), if it did
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -144,7 +145,8 @@ def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secret
         if left:
             trailer += (f"\n[still running in the background: {'; '.join(map(str, left[:10]))}"
                         f"{' …' if len(left) > 10 else ''} — s08 ends {'them' if len(left) > 1 else 'it'} when it exits]")
-    return Captured(sink.result(cwd, trailer), code, timed_out, sink.total)
+    text = sink.result(cwd, trailer)
+    return Captured(text, code, timed_out, sink.total, relative(cwd, sink.path) if sink.path is not None else "")
 
 
 @tool("bash",
@@ -169,4 +171,4 @@ def bash(ctx, command: str) -> ToolResult:
                            getattr(ctx, "progress", None))
     return ToolResult(captured.text, captured.timed_out,
                       {"exit_code": captured.exit_code, "timed_out": captured.timed_out, "timeout": timeout,
-                       "bytes": captured.total_bytes})
+                       "bytes": captured.total_bytes, "saved": captured.saved})

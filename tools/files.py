@@ -145,7 +145,7 @@ def write_file(ctx, path: str, content: str) -> str:
     data = content.encode("utf-8", errors="replace")
     existed = replace_file(ctx.workspace.resolve(), target, data)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    return f"{'Overwrote' if existed else 'Created'} {shown} ({len(data):,} bytes, {lines} lines)"
+    return f"{'Overwrote' if existed else 'Created'} {shown} ({len(data):,} bytes, {lines} line{'s' * (lines != 1)})"
 
 
 @tool("edit_file",
@@ -188,5 +188,6 @@ def edit_file(ctx, path: str, old_text: str, new_text: str) -> str:
     replace_file(ctx.workspace.resolve(), target, text.replace(old_text, new_text, 1).encode("utf-8"),
                  expect_inode=st.st_ino)
     first = text.count("\n", 0, at) + 1
-    return f"Edited {shown}: replaced 1 occurrence at line {first} ({old_text.count(chr(10)) + 1} lines → " \
-           f"{new_text.count(chr(10)) + 1} lines)"
+    before, after = old_text.count("\n") + 1, new_text.count("\n") + 1
+    return f"Edited {shown}: replaced 1 occurrence at line {first} ({before} line{'s' * (before != 1)} → " \
+           f"{after} line{'s' * (after != 1)})"

@@ -27,7 +27,10 @@ def resolve_in_workspace(workspace: Path, path: str) -> Path:
     if "\x00" in path:
         raise ToolError("path contains a NUL byte")
     root = workspace.resolve()
-    candidate = Path(path).expanduser() if path.startswith("~") else Path(path)
+    try:
+        candidate = Path(path).expanduser() if path.startswith("~") else Path(path)
+    except RuntimeError:                  # ~someone who does not exist
+        raise ToolError(f"{path}: no such home directory; give a path inside the workspace") from None
     target = (candidate if candidate.is_absolute() else root / candidate).resolve()
     if target != root and root not in target.parents:
         raise ToolError(f"{path}: outside the workspace ({root}); only files inside it can be used")

@@ -50,7 +50,8 @@ def summarize_input(name: str, args) -> str:
     if "path" in args:
         extra = "".join(f" {k}={args[k]}" for k in ("offset", "limit") if k in args)
         if name == "write_file":
-            extra = f" ({len(str(args.get('content', '')).splitlines())} lines)"
+            count = len(str(args.get('content', '')).splitlines())
+            extra = f" ({count} line{'s' * (count != 1)})"
         return f"{args['path']}{extra}"
     return " ".join(f"{k}={str(v)[:40]}" for k, v in args.items())
 
