@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import sys
 from pathlib import Path
@@ -300,7 +301,8 @@ class App:
         log = self.messages.log
         if log is None or not log.path.exists():
             return ""
-        return f"session {log.id} saved\nresume it with: {program_name()} -c   (or --resume {log.id})"
+        where = "" if self.workspace == Path(os.getcwd()).resolve() else f" -w {shlex.quote(str(self.workspace))}"
+        return f"session {log.id} saved\nresume it with: {program_name(exact=True)}{where} -c   (or --resume {log.id})"
 
     def retry(self) -> None:
         drop_interruption_marks(self.messages)
