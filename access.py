@@ -2,16 +2,19 @@
 
     Access(workspace, env_file, environ, demo)   reads the settings; pins the endpoint, key and model
       .settings()      the settings to build the client from (the demo's, when it answers)
+      .secrets()       every key and token value s08 knows of, for redaction (not only the one in use)
       .reload(ask, emit)   a settings file changed: re-read it; a changed endpoint, key or model
                        is used only if the person agrees (ask), else ignored and said once
       .login(ask, emit, key=None)   ask for a key, check it with one request, store it (0600), use it
       .logout(emit)    remove it from the user-level file; the session falls back to the demo
       .sources         where each value in use came from (the key's: for a message after a 401)
-      .needs_consent   this folder's .env names the endpoint and the key comes from elsewhere, and the
-                       person has not agreed (the trust rule: session_settings.needs_consent)
-      .settle(ask, emit)   before the first request: ask about such an endpoint (yes is remembered in
-                       credentials.consent_file; no falls back to the endpoint of any other folder);
-                       with nobody to ask, send nothing and say why in one line
+      .needs_consent   this folder's .env names the endpoint, a key would go there, and the person has
+                       not agreed (the trust rule: session_settings.needs_consent)
+      .relax_pending   settings of this folder's .env that relax approvals (folder_trust.py), not agreed
+                       to and not asked about yet; until agreed they are not used at all
+      .settle(ask, emit)   before the first request: one question about both (yes is remembered in
+                       credentials.consent_file; no falls back to the endpoint of any other folder and
+                       ignores the relaxations); with nobody to ask, send nothing and say why in one line
 
 Until the person agrees, settings() carries no key or token, so no client can be built and nothing
 can be sent to that endpoint — whichever code path would try. "No" makes the session read the
@@ -32,15 +35,15 @@ import os
 from pathlib import Path
 
 from config import SECRET_SETTINGS, SESSION_FIXED, load_settings, user_settings_file
-from credentials import (endpoint_agreed, key_problem, mark_first_run_done, remember_endpoint, remove_keys,
+from credentials import (URL_NAME, agreed_values, key_problem, mark_first_run_done, remember_values, remove_keys,
                          store_key, stored_key)
-from demo import DemoModel
+from demo import DEMO_MODEL, DemoModel
 from events import Ask, Emit, Notice, Question
-from redact import redact_url
-from session_settings import YES, Pins, describe, shown
+from folder_trust import after_change, question, relaxations, relaxations_ignored
+from redact import credential_values, redact_url, url_credentials
+from session_settings import YES, Pins, describe, fixed_values, needs_consent, shown
 
 KEY_CHECK_TIMEOUT = 20.0
-SHOWN_FOLDER_CHARS = 200
 NOT_AGREED = "not sent: this folder's .env names an endpoint nobody agreed to (see above)"
 
 
@@ -62,16 +65,31 @@ class Access:
         self.workspace_env = None if env_file else str(workspace / ".env")   # a file the person named is theirs
         self.declined: tuple[str, ...] = ()      # SESSION_FIXED once the person said no to this .env's endpoint
         self.agreed: set[str] = set()            # endpoints agreed to for this folder (this session, or remembered)
+        self.relax_agreed: dict[str, str] = {}   # relaxing settings agreed to this session
+        self.relax_wanted: dict[str, str] = {}   # the relaxing settings this folder's .env sets (used or not)
+        self.relax_asked = False                 # asked (or, with nobody to ask, said) once this session
         self.refusal_said = False
+        self.known_secrets: set[str] = set()     # every credential seen this session stays hidden
+        self.demo = DemoModel()
         self.result = self._read()
+        self.relax_at_start = dict(self.relax_wanted)   # only these are asked about; later ones wait for a restart
         self.demo_choice = demo or self.result.settings.demo
         self.pins = Pins(self.result)
-        self.demo = DemoModel()
         self.stamps = self._stamps()
 
     def _read(self, not_from_env_file: tuple[str, ...] | None = None):
+        """The settings, without what this folder's .env may set only with consent and has not got it."""
         skip = self.declined if not_from_env_file is None else not_from_env_file
-        return load_settings(self.workspace, self.env_file, self.environ, self.user_file, skip)
+        def read(names):
+            return load_settings(self.workspace, self.env_file, self.environ, self.user_file, names)
+        result = read(skip)
+        self.relax_wanted = relaxations(result, self.workspace_env)
+        withheld = tuple(name for name, value in self.relax_wanted.items() if not self._relax_agreed(name, value))
+        return read(skip + withheld) if withheld else result
+
+    def _relax_agreed(self, name: str, value: str) -> bool:
+        return self.relax_agreed.get(name) == value or \
+            agreed_values(self.user_file, self.workspace).get(name) == value
 
     def _stamps(self) -> dict[Path, object]:
         return {path: _stamp(path) for path in (self.env_path, self.user_file)}
@@ -95,77 +113,119 @@ class Access:
             return dataclasses.replace(settings, anthropic_api_key="", anthropic_auth_token="")
         return settings
 
+    def secrets(self) -> tuple[str, ...]:
+        """Every key and token s08 knows of, to be redacted wherever a tool result could show one: the
+        environment's (the key guard's hand-over included), each settings file's, the pinned ones, the
+        demo's, and any seen earlier this session (a key /logout removed)."""
+        if self.environ is None:
+            from keyguard import process_environ
+            environ = process_environ()
+        else:
+            environ = self.environ
+        extra = [self.pins.values[name] for name in SECRET_SETTINGS] + [self.demo.key, *self.known_secrets]
+        extra += url_credentials(self.pins.values[URL_NAME])
+        values = credential_values(environ, dict.fromkeys((self.env_path, self.workspace / ".env", self.user_file)),
+                                   extra)
+        self.known_secrets.update(values)
+        return values
+
     def close(self) -> None:
         self.demo.stop()
 
-    # ---- an endpoint from this folder's .env, a key from elsewhere ------------------------
+    # ---- what this folder's .env may set only with the person's consent ----------------------
     @property
     def needs_consent(self) -> bool:
         return self.pins.needs_consent(self.workspace_env) and not self._agreed()
 
-    def _agreed(self) -> bool:
-        url = self.pins.base_url
-        if url not in self.agreed and endpoint_agreed(self.user_file, self.workspace, url):
+    @property
+    def relax_pending(self) -> dict[str, str]:
+        if self.relax_asked:
+            return {}
+        return {name: value for name, value in self.relax_wanted.items()
+                if self.relax_at_start.get(name) == value and not self._relax_agreed(name, value)}
+
+    @property
+    def unsettled(self) -> bool:
+        """Something to ask (or, with nobody to ask, to refuse) before the next request."""
+        return (self.needs_consent and not self.demo_active) or bool(self.relax_pending)
+
+    def _agreed(self, url: str | None = None) -> bool:
+        url = url or self.pins.base_url
+        if url not in self.agreed and agreed_values(self.user_file, self.workspace).get(URL_NAME) == url:
             self.agreed.add(url)
         return url in self.agreed
 
     def _where(self, source: str | None) -> str:
         return "the environment" if source == "environment" else \
-            f"your user-level file {self.user_file}" if source == str(self.user_file) else str(source)
+            f"your user-level file {self.user_file}" if source == str(self.user_file) else \
+            "this folder's .env" if source == self.workspace_env else str(source)
 
-    def _foreign_keys(self) -> str:
-        """Which credentials in use come from outside this folder's .env, and from where."""
-        url_source = self.pins.sources.get("ANTHROPIC_BASE_URL")
+    def _key_where(self) -> str:
+        """Which credentials in use would go to the endpoint, and where each comes from."""
         return " and ".join(f"{name} from {self._where(self.pins.sources.get(name))}" for name in SECRET_SETTINGS
-                            if self.pins.values[name] and self.pins.sources.get(name) != url_source)
+                            if self.pins.values[name])
 
     def _shown_url(self, url: str | None = None) -> str:
         return shown(redact_url(url or self.pins.base_url))
 
     def settle(self, ask: Ask | None, emit: Emit) -> bool:
         """Before the first request. True when requests may go out (the person agreed, declined and the
-        session falls back, or nothing needed asking); False with nobody to ask (said once, then briefly)."""
-        if not self.needs_consent:
+        session falls back, or nothing needed asking); False with nobody to ask about the endpoint (said
+        once, then briefly). Relaxations nobody can agree to are ignored, said in one line."""
+        endpoint, relax = self.needs_consent and not self.demo_active, self.relax_pending
+        if not endpoint and not relax:
             return True
         if ask is None:
+            if relax:
+                emit(Notice(relaxations_ignored(relax, self.user_file), "warning"))
+                self.relax_asked = True
+            if not endpoint:
+                return True
             emit(Notice(NOT_AGREED if self.refusal_said else
-                        f"s08: sending nothing: this folder's .env sets ANTHROPIC_BASE_URL={self._shown_url()}, but "
-                        f"the key ({self._foreign_keys()}) is not from that file and nobody has agreed to send it "
-                        "there. To allow it, run s08 here once in a terminal and answer yes, set ANTHROPIC_BASE_URL "
-                        "in the environment, or name the file with --env-file.", "error"))
+                        f"s08: sending nothing: this folder's .env sets ANTHROPIC_BASE_URL={self._shown_url()}, and "
+                        f"nobody has agreed to use that endpoint here (the key: {self._key_where()}). To allow it, "
+                        "run s08 here once in a terminal and answer yes, set ANTHROPIC_BASE_URL in the environment, "
+                        "or name the file with --env-file.", "error"))
             self.refusal_said = True
             return False
-        self._ask_consent(ask, emit, self._foreign_keys())
+        self._ask_consent(ask, emit, self._key_where() if endpoint else None, relax)
         return True
 
-    def _ask_consent(self, ask: Ask, emit: Emit, key_where: str) -> bool:
-        """Ask about the endpoint this folder's .env names. Yes: remembered. No: the session reads the
-        endpoint, key and model as in any other folder. True if the person agreed."""
-        url, here = self.pins.base_url, self._shown_url()
-        fallback = self._read(SESSION_FIXED)
-        elsewhere = self._shown_url(fallback.settings.base_url)
-        answer = ask(Question(
-            f"This folder's .env points s08 at an endpoint you have not agreed to, and your key comes from "
-            f"elsewhere:\n  folder    {shown(str(self.workspace), SHOWN_FOLDER_CHARS)}\n"
-            f"  endpoint  {here}   (ANTHROPIC_BASE_URL in .env)\n  key       {key_where}\n"
-            "Whoever runs that endpoint receives your key and everything in this session, and anyone who could "
-            "write this folder (a cloned repository, a model in an earlier session) could have set it.\n"
-            f"Send your key there? Yes is remembered for this folder and this URL; no uses {elsewhere} instead."))
+    def _ask_consent(self, ask: Ask, emit: Emit, key_where: str | None, relax: dict[str, str]) -> bool:
+        """One question about this folder's endpoint (when `key_where` says where its key comes from) and
+        its relaxing settings. Yes: used and remembered. No: the session reads the endpoint, key and model
+        as in any other folder, and ignores the relaxations. True if the person agreed."""
+        url, endpoint = self.pins.base_url, key_where is not None
+        fallback = self._read(SESSION_FIXED) if endpoint else None
+        elsewhere = self._shown_url(fallback.settings.base_url) if fallback else ""
+        answer = ask(Question(question(str(self.workspace), (self._shown_url(), key_where) if endpoint else None,
+                                       relax, elsewhere)))
+        self.relax_asked = True
         if (answer or "").strip().lower() in YES:
-            self.agreed.add(url)
-            try:
-                path = remember_endpoint(self.user_file, self.workspace, url)
-                emit(Notice(f"[using it with your key; remembered for this folder in {path}]", "info"))
-            except OSError as exc:
-                emit(Notice(f"[using it for this session; could not remember it: {exc.strerror or exc}]",
-                            "warning"))
+            if endpoint:
+                self.agreed.add(url)
+            self.relax_agreed.update(relax)
+            self._remember({**relax, **({URL_NAME: url} if endpoint else {})}, emit)
+            self.result = self._read()
             return True
-        self.declined, self.result = SESSION_FIXED, fallback
-        self.pins = Pins(fallback)
-        model = fallback.settings.model_id
-        emit(Notice(f"[not using it: this session uses {elsewhere} (model {shown(model)}) with your key, as in "
-                    "any other folder]", "warning"))
+        if endpoint:
+            self.declined, self.result = SESSION_FIXED, self._read(SESSION_FIXED)
+            self.pins = Pins(self.result)
+            keyless = "" if self.pins.has_credentials else "; no key is configured for it, so " + \
+                ("the demo model answers" if self.demo_active else "nothing is sent")
+            emit(Notice(f"[not using it: this session uses {elsewhere} (model {shown(self.result.settings.model_id)})"
+                        f"{' with your key' if self.pins.has_credentials else ''}, as in any other folder{keyless}]",
+                        "warning"))
+        if relax:
+            emit(Notice(f"[ignoring {', '.join(relax)} from this folder's .env for this session]", "warning"))
         return False
+
+    def _remember(self, values: dict[str, str], emit: Emit) -> None:
+        try:
+            path = remember_values(self.user_file, self.workspace, values)
+            emit(Notice(f"[using it; remembered for this folder in {path}]", "info"))
+        except OSError as exc:
+            emit(Notice(f"[using it for this session; could not remember it: {exc.strerror or exc}]", "warning"))
 
     # ---- settings files changed ------------------------------------------------------
     def reload(self, ask: Ask | None, emit: Emit) -> list[str]:
@@ -178,18 +238,26 @@ class Access:
         changes = self.pins.changes(self.result.settings)
         if not changes or not self.pins.is_new(changes):
             return changed
-        lines = describe(changes, self.result.sources)
+        lines = describe(changes, self.result.sources, self._in_use())
         if ask is None:
             self.pins.decline(self.result)
             emit(Notice("[ignored a settings change: " + "; ".join(lines) + ". The endpoint, key and model are "
                         "fixed for this session; start s08 again to use the new values]", "warning"))
             return changed
+        new_url = self.result.settings.base_url
+        # a new endpoint named by this folder's .env: a yes here is the consent the trust rule asks for
+        trust = "ANTHROPIC_BASE_URL" in changes and not self._agreed(new_url) and needs_consent(
+            fixed_values(self.result.settings), self.result.sources, self.workspace_env)
         answer = ask(Question("A settings file changed while s08 was running:\n  " + "\n  ".join(lines) +
                               "\nThe endpoint, key and model stay as they were unless you agree (a command or "
-                              "the model may have made this change). Use the new values from now on?"))
+                              "the model may have made this change)." + self._after_change(trust) +
+                              " Use the new values from now on?"))
         if (answer or "").strip().lower() in YES:
             was_demo = self.demo_active
             self.pins.accept(self.result)
+            if trust:
+                self.agreed.add(new_url)
+                self._remember({URL_NAME: new_url}, emit)
             emit(Notice("[using the new endpoint, key and model settings]" +
                         (" — the demo model is off" if was_demo and not self.demo_active else ""), "info"))
         else:
@@ -197,6 +265,17 @@ class Access:
             emit(Notice("[kept this session's endpoint, key and model; start s08 again to use the new ones]",
                         "info"))
         return changed
+
+    def _in_use(self) -> dict[str, str] | None:
+        """How a change question names what the session really uses when the demo model answers."""
+        if not self.demo_active:
+            return None
+        return {"ANTHROPIC_BASE_URL": "the built-in demo model (offline)", "MODEL_ID": f"{DEMO_MODEL} (the demo model)"}
+
+    def _after_change(self, trust: bool) -> str:
+        """What a yes to the change question means beyond the values themselves."""
+        keyed = any(fixed_values(self.result.settings)[name] for name in SECRET_SETTINGS)
+        return after_change(trust, self.demo_choice == "on", self.demo_active and not keyed)
 
     # ---- /login and /logout -----------------------------------------------------------
     def login(self, ask: Ask | None, emit: Emit, key: str | None = None) -> bool:
@@ -223,7 +302,7 @@ class Access:
         base_url = self.pins.base_url
         emit(Notice(f"checking the key with {self._shown_url()} …", "info"))
         from llm import check_key
-        check = check_key(key, base_url, KEY_CHECK_TIMEOUT)
+        check = check_key(key, base_url, KEY_CHECK_TIMEOUT, self.secrets())
         if check.refused:
             emit(Notice(f"{check.reason}; nothing stored. Check the key (console.anthropic.com) and "
                         "ANTHROPIC_BASE_URL.", "error"))
@@ -261,7 +340,7 @@ class Access:
             emit(Notice(f"not checking a key with {self._shown_url()}, which this folder's .env names and nobody "
                         "agreed to; nothing stored", "error"))
             return False
-        self._ask_consent(ask, emit, f"the key you give /login (stored in {self.user_file})")
+        self._ask_consent(ask, emit, f"the key you give /login (stored in {self.user_file})", {})
         return True
 
     def _own_write(self) -> None:

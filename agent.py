@@ -32,6 +32,7 @@ from events import (Ask, ClearScreen, ContextReport, CostReport, MemoryReport, N
                     ToolFinished, TurnStatus, ignore)
 from history import drop_interruption_marks
 from llm import LLM
+from redact import redact_data
 from loop import Agent, TurnResult, agent_loop, run_turn  # noqa: F401  (agent_loop re-exported)
 from session import (LoadedSession, SessionBusy, SessionHistory, SessionLog, find_session, list_sessions,
                      load_session, open_session, session_origin)
@@ -41,13 +42,14 @@ from version import __version__, program_name
 
 QUIT = "quit"
 UNKNOWN = "unknown command"
+UNUSABLE = "command needs the REPL"      # a command -p and piped input cannot run (nobody to ask): fails the run
 EXIT_WORDS = {"exit", "q", "quit"}
 
 
 class App:
     """One session: the settings, the agent, the conversation, and the slash commands."""
 
-    QUIT, UNKNOWN = QUIT, UNKNOWN
+    QUIT, UNKNOWN, UNUSABLE = QUIT, UNKNOWN, UNUSABLE
 
     def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
                  resume: LoadedSession | None = None, demo: str | None = None, origin: str = "interactive",
@@ -57,13 +59,14 @@ class App:
         self.ui_emit = ignore
         self.ask: Ask | None = None               # the UI's way to ask the person (None: nobody to ask)
         self.access = Access(self.workspace, env_file, environ, demo)   # settings, pinned endpoint, demo
-        self.ledger = Ledger()
+        self.ledger = Ledger(lambda: (self.settings.model_id, self.price))   # each call at the model serving it
         self.messages = SessionHistory()          # replaced below; exists before anything can emit
         self.approvals, self.approval_mode, self.approver, self.last_tool = None, approval_mode, None, None
         self.resumed = resume
         self.continuity = resume.continuity if resume else Continuity()
         self.agent = None
         self.load()
+        self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
         if resume is not None and resume.repaired:
             for state in self._state_records():        # the repair snapshot, completed with what it lacked
@@ -92,9 +95,13 @@ class App:
 
     def _resume(self, loaded: LoadedSession) -> SessionHistory:
         """The logged history, its token totals, and the size of the prompt the log last measured."""
+        hidden = redact_data(loaded.messages, self.agent.tool_ctx.secrets)
+        if hidden != loaded.messages:        # a log written before every known key was redacted
+            loaded.messages, loaded.repaired = hidden, True
+            loaded.notices.append("the session log held a key or token; the resumed history shows it as [redacted]")
         history = open_session(self.workspace, loaded, self._log_problem)
-        for usage, purpose in loaded.usages:
-            self.ledger.session.add(usage, purpose == "summary")
+        for usage, purpose, model in loaded.usages:        # priced at the model that served each call
+            self.ledger.add(usage, purpose == "summary", model, self.price_for(model), resumed=True)
         if loaded.anchor:
             covered, tokens = loaded.anchor
             self.agent.compactor.meter.anchor(history, covered, tokens)
@@ -120,12 +127,13 @@ class App:
         if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
             self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
                                        parse_allow_list(self.settings.allow_commands))
+        secrets = self.access.secrets()           # every key s08 knows of, not only the one in use
         usable = self.settings.has_credentials and not self.settings.endpoint_problem
-        llm = LLM(self.settings, self.access.result.credential_source()) if usable else None
+        llm = LLM(self.settings, self.access.result.credential_source(), secrets) if usable else None
         self.continuity.workspace = self.workspace
         self.agent = Agent(self.settings, self.workspace, llm, self.emit, continuity=self.continuity,
                            compactor=self.agent.compactor if self.agent else None, approvals=self.approvals,
-                           ask=self.approver)
+                           ask=self.approver, secrets=secrets)
         # refused to write_file / edit_file: the settings and the endpoints the person agreed to
         self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
         if self.agent.instructions.warning:
@@ -136,7 +144,7 @@ class App:
         if isinstance(event, ToolFinished):
             self.last_tool = event                              # for /last
         if isinstance(event, ResponseDone) and event.usage:
-            self.messages.note_usage(event.usage, event.purpose)    # so /cost survives a resume
+            self.messages.note_usage(event.usage, event.purpose, self.settings.model_id)   # /cost after a resume
         self.ui_emit(event)
 
     def set_emit(self, emit) -> None:
@@ -162,28 +170,39 @@ class App:
         self._rebuild()
         if self.settings != before:
             self.emit(Notice(f"[settings reloaded from {', '.join(changed)}]", "info"))
-            for warning in self.warnings:
+        for warning in self.warnings:
+            if warning not in self.warned:        # said once: not again at every reload
+                self.warned.add(warning)
                 self.emit(Notice(warning, "warning"))
 
     def _rebuild(self) -> None:
         self.load()
         self.agent.emit = self.emit
 
-    def login(self, key: str | None = None) -> None:
+    def login(self, key: str | None = None) -> str | None:
+        if key is None and self.ask is None:
+            self.emit(Notice("/login asks for a key: run it in the interactive REPL (s08 without -p or a pipe)",
+                             "error"))
+            return UNUSABLE
         if self.access.login(self.ask, self.emit, key):
             self._rebuild()
+        return None
 
     def logout(self) -> None:
         if self.access.logout(self.emit):
             self._rebuild()
 
     def settle_endpoint(self) -> bool:
-        """Before the first request: an endpoint named by this folder's .env gets a key from elsewhere only
-        if the person agrees (access.py asks; -p and piped input send nothing). True when requests may go."""
-        if self.demo or not self.access.needs_consent:
+        """Before the first request: an endpoint named by this folder's .env, and its settings that relax
+        approvals, are used only if the person agrees (access.py asks once; -p and piped input send
+        nothing to such an endpoint and ignore the relaxations). True when requests may go."""
+        if not self.access.unsettled:
             return True
+        relaxed = self.access.relax_agreed.copy()
         if not self.access.settle(self.ask, self.emit):
             return False
+        if self.access.relax_agreed != relaxed:
+            self.approvals = None                 # rebuilt from the settings the person just agreed to
         self._rebuild()
         return True
 
@@ -198,13 +217,20 @@ class App:
         result = run_turn(self.messages, text, self.agent)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
-                                 self.ledger.turn.hit_rate, self.ledger.session.dollars(self.price),
+                                 self.ledger.turn.hit_rate, self.ledger.session.cost,
                                  self.settings.caching, self.demo, self.approvals.mode))
         return result
 
     @property
     def price(self):
-        return price_of(self.settings.model_id, self.settings.model_price)
+        """The price of the model answering now."""
+        return self.price_for(self.settings.model_id)
+
+    def price_for(self, model: str):
+        """(input, output) USD per million tokens of `model`; MODEL_PRICE applies to the person's own
+        model (not the demo's, which is free); None when unknown."""
+        own = self.access.pins.apply(self.access.result.settings)
+        return price_of(model, own.model_price if model == own.model_id else "")
 
     def dispatch(self, text: str):
         """One line of input: QUIT, a slash command (returns None), or a turn (returns its result)."""
@@ -222,8 +248,7 @@ class App:
                 self.emit(Notice(f"unknown command {word}; /help lists the commands (start with // to send "
                                  "a message that begins with /)", "warning"))
                 return UNKNOWN
-            command[1](arg.strip())
-            return None
+            return UNUSABLE if command[1](arg.strip()) == UNUSABLE else None
         return self.turn(text)
 
     # ---- slash commands -------------------------------------------------------------
@@ -328,7 +353,7 @@ def _run_once(app: App, prompt: str) -> int:
         say_err("the prompt is empty: give -p some text")
         return 2
     result = app.dispatch(prompt)          # "-p /cost" runs the command, as piped input would
-    if result == UNKNOWN:
+    if result in (UNKNOWN, UNUSABLE):
         return 2
     if result is None or result == QUIT:
         return 0
@@ -346,7 +371,7 @@ def _run_piped(app: App) -> int:
         result = app.dispatch(line)
         if result == QUIT:
             break
-        if result == UNKNOWN:
+        if result in (UNKNOWN, UNUSABLE):
             status = 1
             continue
         if result is None:

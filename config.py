@@ -109,6 +109,8 @@ class Settings:
         only fail after every retry, with a message that does not say why."""
         url = self.anthropic_base_url
         if url and not url.lower().startswith(("http://", "https://")):
+            from redact import redact_url       # (redact imports this module) never shown: a URL's password
+            url = redact_url(url)
             return (f"ANTHROPIC_BASE_URL={url!r} has no scheme: write it as http://{url} (a local server) "
                     f"or https://{url}")
         return ""

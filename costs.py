@@ -8,13 +8,19 @@ Prices are USD per million tokens, from a small table of Claude models
 (MODEL_PRICE="input,output" overrides it; a model not in the table is
 "unknown"). A cache write is priced by its lifetime: 1.25× for 5 minutes, 2× for an hour (the usage's
 `cache_creation` says which; without it, 5 minutes).
+
+Each call is priced when it is counted, at the model (and price) that served it: a session can start
+on the demo model (free), go on with a real one after /login, fall back after /logout, or be resumed
+under another model, and none of that reprices the calls already made. `Tally.cost` is that sum;
+`Tally.dollars(price)` prices every token at one price instead (what-if figures, bench/).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from demo import DEMO_MODEL
 from events import ResponseDone
 
 WRITE_FACTOR, WRITE_1H_FACTOR, READ_FACTOR = 1.25, 2.0, 0.1
@@ -28,7 +34,9 @@ PRICES = {                          # USD per million tokens: (input, output)
     "claude-3-7-sonnet": (3.0, 15.0),
     "claude-haiku-4-5": (1.0, 5.0),
     "claude-3-5-haiku": (0.8, 4.0),
+    DEMO_MODEL: (0.0, 0.0),         # the built-in offline demo model costs nothing
 }
+PARTS = ("uncached", "writes", "reads", "output")
 
 
 def price_of(model: str, override: str = "") -> tuple[float, float] | None:
@@ -49,16 +57,34 @@ class Tally:
     output: int = 0
     calls: int = 0
     summary_calls: int = 0
+    usd: dict = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))   # by part, each call at its price
+    unpriced: int = 0            # calls at a model whose price is unknown
+    models: dict = field(default_factory=dict)    # model → [calls, its price]
 
-    def add(self, usage: dict, summary: bool = False) -> None:
-        self.uncached += usage.get("input_tokens") or 0
-        self.writes += usage.get("cache_creation_input_tokens") or 0
+    def add(self, usage: dict, summary: bool = False, price: tuple[float, float] | None = None,
+            model: str = "") -> None:
+        """Count one call, priced at `price` (that of `model`, which served it; None: unknown)."""
+        uncached, writes = usage.get("input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
         split = usage.get("cache_creation")
-        self.writes_1h += (split.get("ephemeral_1h_input_tokens") or 0) if isinstance(split, dict) else 0
-        self.reads += usage.get("cache_read_input_tokens") or 0
-        self.output += usage.get("output_tokens") or 0
+        writes_1h = (split.get("ephemeral_1h_input_tokens") or 0) if isinstance(split, dict) else 0
+        reads, output = usage.get("cache_read_input_tokens") or 0, usage.get("output_tokens") or 0
+        self.uncached += uncached
+        self.writes += writes
+        self.writes_1h += writes_1h
+        self.reads += reads
+        self.output += output
         self.calls += 1
         self.summary_calls += summary
+        if price is None:
+            self.unpriced += 1
+        else:
+            billed = {"uncached": uncached, "reads": READ_FACTOR * reads,
+                      "writes": WRITE_FACTOR * (writes - writes_1h) + WRITE_1H_FACTOR * writes_1h, "output": 0}
+            for name, tokens in billed.items():
+                self.usd[name] += tokens * price[0] / 1_000_000
+            self.usd["output"] += output * price[1] / 1_000_000
+        seen = self.models.setdefault(model, [0, price])
+        seen[0] += 1
 
     @property
     def prompt_tokens(self) -> int:
@@ -73,7 +99,13 @@ class Tally:
     def hit_rate(self) -> float | None:
         return self.reads / self.prompt_tokens if self.prompt_tokens else None
 
+    @property
+    def cost(self) -> float | None:
+        """What the calls cost, each at the price of the model that served it; None when a price is unknown."""
+        return None if self.unpriced else sum(self.usd.values())
+
     def dollars(self, price: tuple[float, float] | None) -> float | None:
+        """Every token at one `price` (a what-if; `cost` is what was really spent)."""
         if price is None:
             return None
         return (self.billed_input * price[0] + self.output * price[1]) / 1_000_000
@@ -81,9 +113,11 @@ class Tally:
 
 class Ledger:
     """Watches ResponseDone events; keeps the current turn's, the session's and the whole run's tallies
-    (the run's survives /clear, which starts a new session)."""
+    (the run's survives /clear, which starts a new session). `pricing()` says which model answers now
+    and at what price: a call is priced when it is counted."""
 
-    def __init__(self):
+    def __init__(self, pricing=lambda: ("", None)):
+        self.pricing = pricing
         self.session, self.turn, self.run = Tally(), Tally(), Tally()
 
     def begin_turn(self) -> None:
@@ -92,9 +126,12 @@ class Ledger:
     def new_session(self) -> None:
         self.session, self.turn = Tally(), Tally()
 
+    def add(self, usage: dict, summary: bool, model: str, price, resumed: bool = False) -> None:
+        """One call; `resumed`: replayed from a session log (it counts for the session and the run)."""
+        for tally in (self.session, self.run) if resumed else (self.session, self.turn, self.run):
+            tally.add(usage, summary, price, model)
+
     def __call__(self, event) -> None:
         if isinstance(event, ResponseDone) and event.usage:
-            summary = event.purpose == "summary"
-            self.session.add(event.usage, summary)
-            self.turn.add(event.usage, summary)
-            self.run.add(event.usage, summary)
+            model, price = self.pricing()
+            self.add(event.usage, event.purpose == "summary", model, price)

@@ -11,14 +11,16 @@ never half-written and never readable by others, not even for a moment.
     stored_key(path)           the key /login stored there ("" when none)
     mark_first_run_done(path)  the first-run question was answered: the file exists from now on
 
-Next to it, `trusted-endpoints` (same folder, also 0600) holds the endpoints the person agreed to send
-their key to although a workspace's `.env` names them (access.py asks): one JSON line per folder,
-{"folder": …, "url": …}. It is a file of its own, not lines in `.env`, because everything in `.env` is a
-setting (the Settings table) that any settings layer could supply — a consent must come only from here.
+Next to it, `trusted-endpoints` (same folder, also 0600) holds what the person agreed to use from a
+workspace's `.env` (folder_trust.py asks): the endpoint it names, and settings that relax approvals or
+move files outside the workspace. One JSON line per folder, {"folder": …, "url": …, "settings": {…}}.
+It is a file of its own, not lines in `.env`, because everything in `.env` is a setting (the Settings
+table) that any settings layer could supply — a consent must come only from here.
 
     consent_file(path)                       the trusted-endpoints file next to the user-level file
-    endpoint_agreed(path, folder, url)       the person agreed to `url` for `folder`
-    remember_endpoint(path, folder, url)     record it (replacing the folder's earlier URL)
+    agreed_values(path, folder)              NAME → value the person agreed to for `folder`
+    remember_values(path, folder, values)    record them (a name keeps only its newest value)
+    endpoint_agreed / remember_endpoint      the same for ANTHROPIC_BASE_URL alone
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dotenv import dotenv_values
 from config import SECRET_SETTINGS
 
 KEY_NAME = "ANTHROPIC_API_KEY"
+URL_NAME = "ANTHROPIC_BASE_URL"
 HEADER = ("# s08 user-level settings (see .env.example in the s08 repository for every setting).\n"
           "# The environment and a workspace's .env take precedence over this file. /login stores your key\n"
           "# here and /logout removes it.\n")
@@ -40,7 +43,7 @@ KEY_CHARS = re.compile(r"[!-~]+")           # printable ASCII, no spaces
 NOT_IN_KEY = set("'\\\"")                   # would break the quoting in the file
 MIN_KEY, MAX_KEY = 8, 1000
 CONSENT_NAME = "trusted-endpoints"
-CONSENT_HEADER = ("# s08: endpoints you agreed to send your key to although a folder's .env names them.\n"
+CONSENT_HEADER = ("# s08: what you agreed to use from a folder's .env (its endpoint, settings that relax approvals).\n"
                   "# One JSON line per folder; delete a line (or the file) to be asked again.\n")
 MAX_CONSENT_BYTES = 1_000_000
 
@@ -134,7 +137,8 @@ def consent_file(user_file: Path) -> Path:
 
 
 def _consents(user_file: Path) -> list[dict]:
-    """The recorded (folder, url) pairs; none from a file that someone else could have written."""
+    """The recorded folders, each {"folder": …, "values": {NAME: value}}; none from a file that someone
+    else could have written."""
     path = consent_file(user_file)
     try:
         st = path.stat()
@@ -150,19 +154,46 @@ def _consents(user_file: Path) -> list[dict]:
             entry = json.loads(line) if line.strip() and not line.startswith("#") else None
         except ValueError:
             continue
-        if isinstance(entry, dict) and isinstance(entry.get("folder"), str) and isinstance(entry.get("url"), str):
-            entries.append({"folder": entry["folder"], "url": entry["url"]})
+        if not isinstance(entry, dict) or not isinstance(entry.get("folder"), str):
+            continue
+        settings = entry.get("settings") if isinstance(entry.get("settings"), dict) else {}
+        values = {k: v for k, v in settings.items() if isinstance(k, str) and isinstance(v, str)}
+        if isinstance(entry.get("url"), str):
+            values[URL_NAME] = entry["url"]
+        entries.append({"folder": entry["folder"], "values": values})
     return entries
 
 
+def agreed_values(user_file: Path, folder: Path) -> dict[str, str]:
+    """What the person agreed to use from `folder`'s .env: NAME → value."""
+    found = [e["values"] for e in _consents(user_file) if e["folder"] == str(folder)]
+    return found[-1] if found else {}
+
+
+def remember_values(user_file: Path, folder: Path, values: dict[str, str]) -> Path:
+    """Record that the person agreed to `values` for `folder`. A name keeps only its newest value, so
+    going back to an earlier one asks again. Returns the file's path."""
+    entries = _consents(user_file)
+    merged = {**agreed_values(user_file, folder), **values}
+    kept = [e for e in entries if e["folder"] != str(folder)] + [{"folder": str(folder), "values": merged}]
+    path = consent_file(user_file)
+    _write_private(path, CONSENT_HEADER + "".join(json.dumps(_line(e)) + "\n" for e in kept))
+    return path
+
+
+def _line(entry: dict) -> dict:
+    values = dict(entry["values"])
+    line = {"folder": entry["folder"]}
+    if URL_NAME in values:
+        line["url"] = values.pop(URL_NAME)
+    if values:
+        line["settings"] = values
+    return line
+
+
 def endpoint_agreed(user_file: Path, folder: Path, url: str) -> bool:
-    return {"folder": str(folder), "url": url} in _consents(user_file)
+    return agreed_values(user_file, folder).get(URL_NAME) == url
 
 
 def remember_endpoint(user_file: Path, folder: Path, url: str) -> Path:
-    """Record that the person agreed to `url` for `folder`; a folder keeps only its newest URL, so
-    going back to an earlier one asks again. Returns the file's path."""
-    kept = [e for e in _consents(user_file) if e["folder"] != str(folder)] + [{"folder": str(folder), "url": url}]
-    path = consent_file(user_file)
-    _write_private(path, CONSENT_HEADER + "".join(json.dumps(e) + "\n" for e in kept))
-    return path
+    return remember_values(user_file, folder, {URL_NAME: url})

@@ -37,8 +37,9 @@ class DemoModel:
 
     def start(self) -> "DemoModel":
         if self.server is None:
+            # no admin endpoints: another local process (or a web page) must not queue the tool calls it runs
             self.server = StandIn(brain=Brain(label=LABEL), api_key=self.key, delay=STREAM_DELAY,
-                                  record=False).start()
+                                  record=False, admin=False).start()
         return self
 
     @property

@@ -75,14 +75,16 @@ def cache_breakpoints(system: str, messages: list[dict], anchor, tail: bool = Tr
 class LLM:
     """A configured client: `stream()` for answers and summaries alike."""
 
-    def __init__(self, settings, key_source: str = ""):
+    def __init__(self, settings, key_source: str = "", secrets: tuple | None = None):
+        """`secrets`: every credential value to keep out of error messages (access.Access.secrets());
+        without it, the settings' own key and token."""
         self.settings, self.key_source = settings, key_source
         credential = ({"api_key": settings.anthropic_api_key} if settings.anthropic_api_key
                       else {"auth_token": settings.anthropic_auth_token})
         self.client = anthropic.Anthropic(base_url=settings.base_url, max_retries=0,
                                           timeout=settings.api_timeout, **credential)
         self.anchor = None         # the newest message of the previous call (where its cache ends)
-        self.secrets = secret_values(settings)
+        self.secrets = secret_values(settings) if secrets is None else tuple(secrets)
 
     def _fail(self, exc) -> LLMError:
         s, url = self.settings, redact_url(self.settings.base_url)
@@ -167,17 +169,19 @@ class KeyCheck:
     reason: str = ""          # one line, never containing the key
 
 
-def check_key(key: str, base_url: str, timeout: float = 20.0) -> KeyCheck:
-    """One cheap request with `key`: list one model (free; the stand-in answers it too)."""
+def check_key(key: str, base_url: str, timeout: float = 20.0, secrets=()) -> KeyCheck:
+    """One cheap request with `key`: list one model (free; the stand-in answers it too). What it says
+    names the URL without its user:password and never holds `key` or any of `secrets`."""
     client = anthropic.Anthropic(base_url=base_url, api_key=key, max_retries=0, timeout=timeout)
+    url, hidden = redact_url(base_url), (key, *secrets)
     try:
         client.models.list(limit=1)
         return KeyCheck(True)
     except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-        return KeyCheck(False, True, f"{base_url} refused the key ({exc.status_code})")
+        return KeyCheck(False, True, f"{url} refused the key ({exc.status_code})")
     except anthropic.APIStatusError as exc:
-        return KeyCheck(False, False, f"{base_url} answered {exc.status_code} to the check")
+        return KeyCheck(False, False, f"{url} answered {exc.status_code} to the check")
     except anthropic.APIConnectionError as exc:
-        return KeyCheck(False, False, classify(exc, base_url, "", timeout, (key,)).args[0])
+        return KeyCheck(False, False, classify(exc, base_url, "", timeout, hidden).args[0])
     finally:
         client.close()

@@ -62,13 +62,14 @@ class Agent:
     compactor: Compactor | None = None        # an earlier agent's (settings reloaded): what it learned stays
     approvals: Approvals = field(default_factory=Approvals)
     ask: object = None
+    secrets: tuple | None = None              # every credential to redact (Access.secrets()); None: the settings'
 
     def __post_init__(self):
         self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
         self.instructions = load_instructions(self.workspace)
         self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings,
-                                    secrets=secret_values(self.settings))
+                                    secrets=secret_values(self.settings) if self.secrets is None else self.secrets)
         if self.compactor is None:
             self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
                                        self.system, self.tools, self.continuity)

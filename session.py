@@ -12,7 +12,8 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "replace", "keep": 3, "tail": [...]}                             compaction: the first 3 stay, the
                                                                            rest is now `tail` (keep 0: the
                                                                            whole history — a snapshot)
-    {"t": "usage",   "n": 12, "u": {usage}, "p": "answer"}                 what a model call cost
+    {"t": "usage",   "n": 12, "u": {usage}, "p": "answer", "model": …}     what a model call cost, and
+                                                                           the model that served it
     {"t": "typed",   "text": "…"}                                          the person typed this (it is
                                                                            the person's because it was
                                                                            recorded here, not by its look)
@@ -63,6 +64,7 @@ from session_repair import make_sendable
 from storage import SESSIONS_DIR
 
 CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept")
+MODEL_CHARS = 200             # of a usage record's model name
 CHANGES_KEPT = 256            # recent changes a SessionHistory remembers for lowest_change_since
 STOPPED_RESULT = "The session stopped before this tool call finished; it may not have completed."
 
@@ -136,8 +138,8 @@ class SessionHistory(list):
         for state in self._snapshot():
             self._record(state)
 
-    def note_usage(self, usage: dict, purpose: str) -> None:
-        record = {"t": "usage", "n": len(self), "u": usage, "p": purpose}
+    def note_usage(self, usage: dict, purpose: str, model: str = "") -> None:
+        record = {"t": "usage", "n": len(self), "u": usage, "p": purpose, **({"model": model} if model else {})}
         self.usages.append(record)
         self._record(record)
 
@@ -209,7 +211,7 @@ class LoadedSession:
     messages: list[dict]
     header: dict = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
-    usages: list[tuple[dict, str]] = field(default_factory=list)
+    usages: list[tuple[dict, str, str]] = field(default_factory=list)   # (usage, purpose, model)
     anchor: tuple[int, int] | None = None      # (messages covered, tokens) of the last usage still valid
     unanswered: bool = False
     continuity: Continuity = field(default_factory=Continuity)
@@ -313,7 +315,9 @@ def replay(lines: list[str]) -> LoadedSession:
             recorded = True
         if kind == "usage":
             u = clean_usage(record["u"])
-            loaded.usages.append((u, "summary" if record.get("p") == "summary" else "answer"))
+            model = record.get("model") if isinstance(record.get("model"), str) else loaded.header.get("model")
+            model = model[:MODEL_CHARS] if isinstance(model, str) else ""      # older logs: the header's model
+            loaded.usages.append((u, "summary" if record.get("p") == "summary" else "answer", model))
             loaded.anchor = (record["n"], usage_tokens(u)) if 0 < record["n"] <= len(messages) else None
     if lost_at is not None:
         loaded.notices.append(f"the session log is damaged at line {lost_at}; resumed the state before it "
@@ -402,7 +406,7 @@ def open_session(workspace: Path, loaded: LoadedSession, on_error=None) -> Sessi
     header = {k: v for k, v in loaded.header.items() if k not in ("t", "id", "workspace")}
     history = SessionHistory(loaded.messages, SessionLog(workspace, loaded.id, header=header, existing=True),
                              on_error)
-    history.usages = [{"t": "usage", "n": 0, "u": u, "p": p} for u, p in loaded.usages]
+    history.usages = [{"t": "usage", "n": 0, "u": u, "p": p, "model": m} for u, p, m in loaded.usages]
     repaired = close_dangling_tool_uses(history, STOPPED_RESULT)
     if repaired:
         loaded.notices.append(f"{repaired} tool call{'s' if repaired > 1 else ''} cut off when the session "

@@ -17,10 +17,12 @@ asks); with nobody to ask (-p, piped input) it is ignored, and said once.
 
 The trust rule, for the start of a session (and for /login): a workspace's `.env` is a file anyone may
 have written — a cloned repository, or the model in an earlier session. When the base URL in use comes
-from it (not from the environment, the user-level file, or a file the person named with --env-file),
-is not the default API, and a key or token in use comes from somewhere else, that key would go to an
-endpoint the person never chose. Such a combination is used only with the person's consent (access.py
-asks). A `.env` that holds both the URL and its own credentials is self-contained: no question.
+from it (not from the environment, the user-level file, or a file the person named with --env-file)
+and is not the default API, whoever runs that endpoint drives the agent: its model runs read-only
+commands in the workspace without asking, asks for others, and reads files such as ~/.ssh/*, and a key
+from elsewhere would go there too. So such an endpoint is used only with the person's consent
+(folder_trust.py asks), whichever file the key or token comes from — the .env's own included. Without
+any key or token nothing can be sent, so nothing is asked.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import dataclasses
 import re
 
 from config import DEFAULT_BASE_URL, SECRET_SETTINGS, SESSION_FIXED
+from redact import redact_url
 
 YES = {"y", "yes", "是", "好"}
 SHOWN_CHARS = 100                                       # of a changed value, in the question or the notice
@@ -91,17 +94,14 @@ class Pins:
 
 
 def needs_consent(values: dict, sources: dict, workspace_env: str | None, key_source: str | None = None) -> bool:
-    """True when the base URL comes from `workspace_env`, is not the default API, and a credential that
-    would be sent with it comes from another source (see the module docstring)."""
+    """True when the base URL comes from `workspace_env`, is not the default API, and a key or token would
+    be sent with it (`key_source`: one about to be, for /login) — see the module docstring."""
     url_source = sources.get("ANTHROPIC_BASE_URL")
     if workspace_env is None or url_source != workspace_env:
         return False
     if (values.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/").lower() == DEFAULT_BASE_URL:
         return False
-    if key_source is not None:
-        return key_source != url_source
-    # every credential that is set, not only the one the client prefers: the SDK may send both
-    return any(values.get(name) and sources.get(name) != url_source for name in SECRET_SETTINGS)
+    return key_source is not None or any(values.get(name) for name in SECRET_SETTINGS)
 
 
 def shown(value: str, limit: int = SHOWN_CHARS) -> str:
@@ -110,14 +110,21 @@ def shown(value: str, limit: int = SHOWN_CHARS) -> str:
     return (value if len(value) <= limit else value[:limit] + "…") or "(default)"
 
 
-def describe(changes: dict[str, tuple[str, str]], sources: dict[str, str]) -> list[str]:
-    """One line per change, naming where the new value comes from; keys and tokens are never shown."""
-    lines = []
+def describe(changes: dict[str, tuple[str, str]], sources: dict[str, str], in_use: dict[str, str] | None = None
+             ) -> list[str]:
+    """One line per change, naming where the new value comes from; keys and tokens are never shown, nor
+    the user:password of a URL. `in_use`: how to name an old value that is not what the session really
+    uses (the demo model answers instead)."""
+    lines, in_use = [], in_use or {}
     for name, (old, new) in changes.items():
         where = f"in {sources[name]}" if new and name in sources else "no longer set in any settings file"
         if name in SECRET_SETTINGS:
             what = "removed" if not new else "set" if not old else "changed to a different value"
             lines.append(f"{name} {what} ({where})")
         else:
-            lines.append(f"{name}: {shown(old)} → {shown(new)} ({where})")
+            if name == "ANTHROPIC_BASE_URL":
+                old, new = redact_url(old), redact_url(new)
+            before = in_use.get(name) or (f"{DEFAULT_BASE_URL} (default)" if name == "ANTHROPIC_BASE_URL" and not old
+                                          else shown(old))
+            lines.append(f"{name}: {before} → {shown(new)} ({where})")
     return lines

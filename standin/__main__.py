@@ -21,7 +21,9 @@ def main(argv=None) -> int:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens")
     parser.add_argument("--script", help="JSON file with a list of replies to give before the demo brain")
-    parser.add_argument("--key", help="accept only this API key (default: any non-empty key)")
+    parser.add_argument("--key", help="accept only this API key, on the admin endpoints (/_standin/) too "
+                        "(default: any non-empty key, and the admin endpoints are open to every local process)")
+    parser.add_argument("--no-admin", action="store_true", help="serve no /_standin/ admin endpoints")
     parser.add_argument("--delay", type=float, default=0.01, help="seconds between streamed chunks")
     parser.add_argument("--lenient", action="store_true", help="skip request validation")
     parser.add_argument("--min-cacheable", type=int, default=1024, help="smallest prompt prefix that is cached")
@@ -34,7 +36,7 @@ def main(argv=None) -> int:
     try:
         server = StandIn(script=script, brain=Brain(), strict=not args.lenient, context_window=args.window,
                          api_key=args.key, port=args.port, delay=args.delay, verbose=args.verbose,
-                         cache=PromptCache(min_cacheable=args.min_cacheable)).start()
+                         cache=PromptCache(min_cacheable=args.min_cacheable), admin=not args.no_admin).start()
     except OSError as exc:
         print(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1

@@ -21,11 +21,16 @@ is a dict (or a callable taking the request body and returning one):
 Replies stream as SSE (chunked transfer encoding, so a drop is a real protocol
 error) or come back as JSON, with `usage` always set. Admin endpoints let a
 separate process drive a running stand-in: POST /_standin/queue (a list of
-replies), GET /_standin/requests, POST /_standin/reset.
+replies), GET /_standin/requests, POST /_standin/reset. Whoever can queue a
+reply drives the agent talking to the stand-in (a tool call is a command it
+runs), and any local process — or a web page, whose text/plain POST needs no
+CORS preflight — can reach 127.0.0.1. So with an `api_key` the admin endpoints
+require that key too, and `admin=False` (the built-in demo model) serves none.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import secrets
 import threading
@@ -55,12 +60,13 @@ class StandIn:
 
     def __init__(self, script=None, brain=None, strict: bool = True, context_window: int = DEFAULT_WINDOW,
                  api_key: str | None = None, port: int = 0, chunk: int = 12, delay: float = 0.0,
-                 verbose: bool = False, cache: PromptCache | None = None, record: bool = True):
+                 verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True):
         self.replies = deque(script or [])
         self.brain = brain
         self.strict, self.context_window, self.api_key = strict, context_window, api_key
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
         self.record = record                 # False: keep no request bodies (a long-running demo)
+        self.admin = admin                   # False: no /_standin/ endpoints at all (tests drive it in-process)
         self.requests: list[dict] = []       # bodies of /v1/messages requests, in order
         self.rejections: list[str] = []      # 400 messages sent back for invalid requests
         self.answers: list[str] = []         # one line per /v1/messages request: "200 end_turn", "400 prompt is…"
@@ -201,15 +207,26 @@ def _handler_for(server: StandIn):
             if not key:
                 self._send_error(401, "x-api-key header is required")
                 return False
-            if server.api_key is not None and key != server.api_key:
+            if server.api_key is not None and not hmac.compare_digest(key.encode(), server.api_key.encode()):
                 self._send_error(401)
                 return False
             return True
 
+        def _admin_allowed(self) -> bool:
+            """The admin endpoints exist only when the stand-in serves them, and take its key if it has one."""
+            if not server.admin:
+                self._send_error(404, f"Not found: {self.path}")
+                return False
+            return server.api_key is None or self._authorized()
+
         # ---- endpoints ------------------------------------------------------------------
         def do_GET(self):
-            if self.path.startswith("/_standin/requests"):
-                self._send_json(200, server.requests)
+            if self.path.startswith("/_standin/"):
+                if not self._admin_allowed():
+                    return
+                if self.path.startswith("/_standin/requests"):
+                    return self._send_json(200, server.requests)
+                return self._send_error(404, f"Not found: {self.path}")
             elif self.path.startswith("/v1/models"):
                 if not self._authorized():
                     return
@@ -221,7 +238,7 @@ def _handler_for(server: StandIn):
         def do_POST(self):
             body = self._read_body()
             if self.path.startswith("/_standin/"):
-                return self._admin(body)
+                return self._admin(body) if self._admin_allowed() else None
             if not self._authorized():
                 return
             if body is None:

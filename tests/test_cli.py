@@ -167,8 +167,11 @@ def test_approval_flags_and_allow_commands(tmp_path, workspace, standin, monkeyp
     assert (workspace / "w.txt").exists() and not (workspace / "t.txt").exists()
     (workspace / ".env").write_text("ALLOW_COMMANDS=touch\n")
     (workspace / "w.txt").unlink()
-    standin.queue(calls, {"text": "b"})
+    standin.queue(calls, {"text": "b"})            # a folder's .env relaxes approvals only with consent
     _, _, err = run_main(["-p", "go"], env, workspace, monkeypatch, capsys)
+    assert not (workspace / "t.txt").exists() and "ignoring ALLOW_COMMANDS=touch from this folder's .env" in err
+    standin.queue(calls, {"text": "b"})            # a file the person names is their own
+    _, _, err = run_main(["-p", "go", "--env-file", ".env"], env, workspace, monkeypatch, capsys)
     assert (workspace / "t.txt").exists() and not (workspace / "w.txt").exists()
     assert "[approval needed] write_file w.txt was not run: allow file changes with --approval-mode auto_edit" in err
     (workspace / ".env").write_text("")

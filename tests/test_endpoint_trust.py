@@ -1,8 +1,9 @@
-"""The trust rule at the start of a session: an endpoint named by the workspace's .env gets a key from
-elsewhere (the environment, the user-level file, /login) only with the person's consent. A .env that
-holds its own credentials, the default API, the environment's and the user file's URLs and a file named
-with --env-file need none. Yes is remembered per (folder, URL); no falls back to the endpoint of any
-other folder; with nobody to ask (-p, piped input) nothing is sent."""
+"""The trust rule at the start of a session: an endpoint named by the workspace's .env is used only with
+the person's consent, whichever file the key comes from (the environment, the user-level file, /login,
+or that .env itself: whoever names the endpoint drives the agent). The default API, the environment's
+and the user file's URLs and a file named with --env-file need none. Yes is remembered per (folder,
+URL); no falls back to the endpoint of any other folder; with nobody to ask (-p, piped input) nothing
+is sent."""
 
 from __future__ import annotations
 
@@ -50,8 +51,8 @@ RULE = [  # (where the base URL is set, where each credential is set, the URL, c
     (WS, {"anthropic_api_key": USER}, EVIL, True),
     (WS, {"anthropic_auth_token": ENV}, EVIL, True),
     (WS, {"anthropic_auth_token": USER}, EVIL, True),
-    (WS, {"anthropic_api_key": WS}, EVIL, False),                                 # self-contained
-    (WS, {"anthropic_auth_token": WS}, EVIL, False),
+    (WS, {"anthropic_api_key": WS}, EVIL, True),              # its own key: its model still drives the agent
+    (WS, {"anthropic_auth_token": WS}, EVIL, True),
     (WS, {"anthropic_auth_token": WS, "anthropic_api_key": ENV}, EVIL, True),      # the env's key would go too
     (WS, {"anthropic_api_key": WS, "anthropic_auth_token": USER}, EVIL, True),
     (WS, {"anthropic_api_key": ENV}, "https://api.anthropic.com/", False),        # the default API
@@ -196,7 +197,7 @@ def checked(monkeypatch):
     import llm
     urls = []
     real = llm.check_key
-    monkeypatch.setattr(llm, "check_key", lambda key, url, timeout=20.0: urls.append(url) or real(key, url, timeout))
+    monkeypatch.setattr(llm, "check_key", lambda key, url, *args: urls.append(url) or real(key, url, *args))
     return urls
 
 

@@ -13,7 +13,7 @@ from standin import StandIn
 
 pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
-QUESTION = "Send your key there?"
+QUESTION = "Use this endpoint?"
 
 
 @pytest.fixture
@@ -78,3 +78,29 @@ def test_no_uses_the_persons_own_endpoint_and_asks_again_next_time(tmp_path, wor
         child.expect_exact(PROMPT)
         leave(child)
     assert not other.requests and [r["model"] for r in standin.requests] == ["claude-sonnet-4-6"] * 2
+
+
+def test_relaxations_from_the_folder_are_asked_about_before_the_first_prompt(tmp_path, workspace, standin):
+    """S08_HISTORY_FILE and APPROVAL_MODE from a folder's .env: no keeps the history where it was and
+    the approvals as they were; yes (at the next start, which asks again) uses both."""
+    elsewhere = tmp_path / "elsewhere" / "typed.txt"
+    (workspace / ".env").write_text(f"S08_HISTORY_FILE={elsewhere}\nAPPROVAL_MODE=auto_edit\n")
+    env = base_env(tmp_path, standin)
+    del env["APPROVAL_MODE"]
+    for answer in ("n", "y"):
+        child = spawn_agent(env, workspace, timeout=30)
+        child.expect_exact("Ctrl-D exits")
+        child.expect_exact("relaxes what s08 may do without asking you")
+        child.expect_exact("[y/N]")
+        assert f"S08_HISTORY_FILE={elsewhere}" in " ".join(child.before.split())
+        child.sendline(answer)
+        child.expect_exact(PROMPT)
+        standin.queue({"text": f"ANSWER-{answer}"})
+        child.sendline(f"typed-{answer}")
+        child.expect_exact(f"ANSWER-{answer}")
+        child.expect_exact("approvals auto_edit" if answer == "y" else "$")       # the status line
+        child.expect_exact(PROMPT)
+        leave(child)
+        if answer == "n":
+            assert not elsewhere.exists() and "typed-n" in (tmp_path / "home" / ".s08_history").read_text()
+    assert "typed-y" in elsewhere.read_text() and "typed-y" not in (tmp_path / "home" / ".s08_history").read_text()

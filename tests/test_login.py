@@ -75,8 +75,8 @@ def test_login_checks_stores_and_switches_from_the_demo(login_app, standin):
 
 def test_login_needs_someone_to_ask(login_app):
     app, events, path = login_app
-    app.dispatch("/login")
-    assert "run it in the interactive REPL" in texts(events, "warning")[0] and not path.exists()
+    assert app.dispatch("/login") == app.UNUSABLE                # -p fails with 2, piped input with 1
+    assert "run it in the interactive REPL" in texts(events, "error")[0] and not path.exists()
 
 
 def test_an_unreachable_endpoint_stores_the_key_only_if_the_person_says_so(tmp_path, workspace):

@@ -10,7 +10,9 @@ import sys
 import pexpect
 import pytest
 
+from config import user_settings_file
 from conftest import AGENT, TEST_KEY, base_env, spawn_agent
+from credentials import remember_endpoint
 from events import Notice
 from standin import StandIn
 
@@ -25,9 +27,13 @@ def other():
     server.stop()
 
 
-def settings_file(workspace, url, key=TEST_KEY, **more):
+def settings_file(workspace, url, key=TEST_KEY, agreed=False, **more):
+    """The workspace's .env naming `url` and its own key; `agreed`: the person agreed to that endpoint for
+    this folder at an earlier start (an endpoint from a folder's .env needs that: test_endpoint_trust.py)."""
     lines = [f"ANTHROPIC_BASE_URL={url}", f"ANTHROPIC_API_KEY={key}"] + [f"{k.upper()}={v}" for k, v in more.items()]
     (workspace / ".env").write_text("\n".join(lines) + "\n")
+    if agreed:
+        remember_endpoint(user_settings_file(base_env(workspace.parent, None)), workspace.resolve(), url)
 
 
 def make_app(tmp_path, workspace, ask=None):
@@ -44,7 +50,7 @@ def notices(events, kind=None):
 
 
 def test_without_anyone_to_ask_the_change_is_ignored_and_said_once(tmp_path, workspace, standin, other):
-    settings_file(workspace, standin.url)
+    settings_file(workspace, standin.url, agreed=True)
     app, events = make_app(tmp_path, workspace)
     standin.queue({"text": "one"}, {"text": "two"}, {"text": "three"})
     assert app.turn("first").text == "one"
@@ -61,7 +67,7 @@ def test_without_anyone_to_ask_the_change_is_ignored_and_said_once(tmp_path, wor
 
 
 def test_the_person_is_asked_once_per_change_and_no_keeps_the_endpoint(tmp_path, workspace, standin, other):
-    settings_file(workspace, standin.url)
+    settings_file(workspace, standin.url, agreed=True)
     questions = []
     app, events = make_app(tmp_path, workspace, ask=lambda q: questions.append(q) or "n")
     standin.queue({"text": "one"}, {"text": "two"}, {"text": "three"})
@@ -75,7 +81,7 @@ def test_the_person_is_asked_once_per_change_and_no_keeps_the_endpoint(tmp_path,
 
 
 def test_yes_switches_to_the_new_endpoint_key_and_model(tmp_path, workspace, standin, other):
-    settings_file(workspace, standin.url)
+    settings_file(workspace, standin.url, agreed=True)
     app, _events = make_app(tmp_path, workspace, ask=lambda q: "y")
     standin.queue({"text": "from A"})
     other.queue({"text": "from B"})
@@ -86,7 +92,7 @@ def test_yes_switches_to_the_new_endpoint_key_and_model(tmp_path, workspace, sta
 
 
 def test_a_declined_change_is_asked_again_when_it_changes_again(tmp_path, workspace, standin, other):
-    settings_file(workspace, standin.url)
+    settings_file(workspace, standin.url, agreed=True)
     answers = iter(["n", "y"])
     asked = []
     app, _events = make_app(tmp_path, workspace, ask=lambda q: asked.append(q.text) or next(answers))
@@ -100,7 +106,7 @@ def test_a_declined_change_is_asked_again_when_it_changes_again(tmp_path, worksp
 
 
 def test_piped_input_ignores_the_change_and_says_so_on_stderr(tmp_path, workspace, standin, other):
-    settings_file(workspace, standin.url)
+    settings_file(workspace, standin.url, agreed=True)
     standin.queue({"text": "first answer"}, {"text": "second answer"})
     proc = subprocess.Popen([sys.executable, AGENT], env=base_env(tmp_path, None), cwd=workspace,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -118,7 +124,7 @@ def test_piped_input_ignores_the_change_and_says_so_on_stderr(tmp_path, workspac
 
 @pytest.mark.pty
 def test_the_repl_asks_before_using_a_changed_endpoint(tmp_path, workspace, standin, other):
-    settings_file(workspace, standin.url)
+    settings_file(workspace, standin.url, agreed=True)
     standin.queue({"text": "ANSWER-ONE"}, {"text": "ANSWER-TWO"})
     child = spawn_agent(base_env(tmp_path, None), workspace, timeout=30)
     child.expect_exact(PROMPT)

@@ -90,11 +90,13 @@ def test_the_rewritten_log_is_still_locked(workspace):
 
 def test_usage_survives_a_rewrite(workspace):
     history = started(workspace)
-    history.note_usage({"input_tokens": 100, "output_tokens": 7}, "answer")
+    history.note_usage({"input_tokens": 100, "output_tokens": 7}, "answer", "model-a")
+    history.note_usage({"input_tokens": 50, "output_tokens": 3}, "summary")     # no model: the header's
     os.truncate(history.log.path, 10)
     history.append(user("again"))
     history.log.close()
-    assert load_session(history.log.path).usages == [({"input_tokens": 100, "output_tokens": 7}, "answer")]
+    assert load_session(history.log.path).usages == [({"input_tokens": 100, "output_tokens": 7}, "answer", "model-a"),
+                                                     ({"input_tokens": 50, "output_tokens": 3}, "summary", "m")]
 
 
 def test_a_command_that_overwrites_the_live_log_does_not_plant_a_history(app_for, standin, workspace):

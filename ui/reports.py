@@ -64,31 +64,44 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
     return out
 
 
+def _per_million(price) -> str:
+    if price is None:
+        return "price unknown: set MODEL_PRICE=input,output (USD per million tokens)"
+    if price == (0.0, 0.0):
+        return "free"
+    return f"${price[0]:g} / ${price[1]:g} per million input / output tokens"
+
+
+def _usd(value: float | None) -> str:
+    return "?" if value is None else f"{value:.4f}"
+
+
 def cost_report(event: CostReport) -> Text:
-    """The session's tokens, what they bill as (input-token equivalents) and what they cost; then the
-    whole run's total when /clear started new sessions in it."""
-    t, price = event.tally, event.price
-    per = f"${price[0]:g} / ${price[1]:g} per million input / output tokens" if price else \
-        "price unknown: set MODEL_PRICE=input,output (USD per million tokens)"
-    out = Text(f"session cost — {event.model} ({per})\n", style="bold")
+    """The session's tokens, what they bill as (input-token equivalents) and what they cost — each call at
+    the price of the model that served it; then the whole run's total when it holds more than the session."""
+    t = event.tally
+    models = t.models or {event.model: [0, event.price]}
+    if len(models) == 1:
+        [(model, (_calls, price))] = models.items()
+        out = Text(f"session cost — {safe(model)} ({_per_million(price)})\n", style="bold")
+    else:
+        out = Text("session cost — each call at the price of the model that answered it\n", style="bold")
+        for model, (calls, price) in models.items():
+            out.append(f"  {safe(model)}: {plural(calls, 'call')} ({_per_million(price)})\n")
     out.append(f"{'':16}{'tokens':>12}{'billed as':>14}{'USD':>10}\n", style="dim")
     write_billed = (t.writes - t.writes_1h) * WRITE_FACTOR + t.writes_1h * WRITE_1H_FACTOR
-    rows = [("uncached input", t.uncached, t.uncached), ("cache writes", t.writes, write_billed),
-            ("cache reads", t.reads, t.reads * READ_FACTOR), ("output", t.output, None)]
-    for name, tokens, billed in rows:
-        usd = None if not price else (billed * price[0] if billed is not None else tokens * price[1]) / 1e6
-        out.append(f"{name:16}{tokens:>12,}{'' if billed is None else f'{billed:,.0f}':>14}"
-                   f"{'?' if usd is None else f'{usd:.4f}':>10}\n")
-    total = t.dollars(price)
-    out.append(f"{'total':16}{'':>12}{t.billed_input:>14,.0f}{'?' if total is None else f'{total:.4f}':>10}\n",
-               style="bold")
+    rows = [("uncached input", t.uncached, t.uncached, "uncached"), ("cache writes", t.writes, write_billed, "writes"),
+            ("cache reads", t.reads, t.reads * READ_FACTOR, "reads"), ("output", t.output, None, "output")]
+    for name, tokens, billed, part in rows:
+        usd = None if t.unpriced else t.usd[part]
+        out.append(f"{name:16}{tokens:>12,}{'' if billed is None else f'{billed:,.0f}':>14}{_usd(usd):>10}\n")
+    out.append(f"{'total':16}{'':>12}{t.billed_input:>14,.0f}{_usd(t.cost):>10}\n", style="bold")
     hit = "—" if t.hit_rate is None else f"{t.hit_rate:.0%}"
     summaries = plural(t.summary_calls, "summary", "summaries")
     out.append(f"{plural(t.calls, 'model call')} ({summaries}) · cache hit rate {hit}", style="dim")
     if event.run is not None:
-        run_total = event.run.dollars(price)
         out.append(f"\nthis run, all its sessions: {plural(event.run.calls, 'model call')} · "
-                   f"{'?' if run_total is None else f'${run_total:.4f}'}", style="bold")
+                   f"{'?' if event.run.cost is None else f'${event.run.cost:.4f}'}", style="bold")
     return out
 
 

@@ -1,0 +1,40 @@
+"""Start-up warnings are said once: a settings reload says only warnings not shown before (not the
+AGENTS.md size or a bad value again at every reload). And a command -p cannot run (/login: it asks for
+a key) fails the run with 2, like an unknown one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import AGENT, base_env
+from events import Notice
+
+
+def test_a_reload_says_only_new_warnings(tmp_path, workspace, standin):
+    from agent import App
+    (workspace / "AGENTS.md").write_text("x" * 56_001)
+    (workspace / ".env").write_text("MAX_TOKENS=lots\n")
+    events: list = []
+    app = App(workspace, environ=base_env(tmp_path, standin))
+    app.set_emit(events.append)
+    assert any("AGENTS.md is 56,001 bytes" in w for w in app.warnings) and any("MAX_TOKENS" in w for w in app.warnings)
+    standin.queue({"text": "a"}, {"text": "b"}, {"text": "c"})
+    for n, settings in enumerate(["MAX_TOKENS=lots\nKEEP_RECENT=4\n", "MAX_TOKENS=lots\nKEEP_RECENT=many\n",
+                                  "MAX_TOKENS=lots\nKEEP_RECENT=many\nSNIP_MAX_MESSAGES=40\n"]):
+        (workspace / ".env").write_text(settings)
+        assert app.turn(f"turn {n}").ok
+    warnings = [e.text for e in events if isinstance(e, Notice) and e.kind == "warning"]
+    assert not any("AGENTS.md" in w or "MAX_TOKENS" in w for w in warnings)        # shown at start already
+    assert len([w for w in warnings if "KEEP_RECENT='many'" in w]) == 1             # new: once
+    assert sum("settings reloaded" in e.text for e in events if isinstance(e, Notice)) == 3
+    app.close()
+
+
+def test_print_mode_login_fails_with_2_and_piped_input_with_1(tmp_path, workspace):
+    done = subprocess.run([sys.executable, AGENT, "-p", "/login"], env=base_env(tmp_path), cwd=workspace,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "run it in the interactive REPL" in done.stderr
+    piped = subprocess.run([sys.executable, AGENT], env=base_env(tmp_path), cwd=workspace, input="/login\nhello\n",
+                           capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 1 and piped.stdout.startswith("[demo] You said: hello")
