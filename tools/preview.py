@@ -33,6 +33,16 @@ def _current_text(target) -> str | None:
     return raw.decode("utf-8", errors="replace")
 
 
+def target_path(ctx, name: str, args) -> str:
+    """Where a write_file or edit_file call's path resolves in the workspace (links followed), or ""."""
+    if name not in ("write_file", "edit_file") or not isinstance(args, dict):
+        return ""
+    try:
+        return display_path(ctx.workspace, resolve_in_workspace(ctx.workspace, args.get("path")))
+    except (ToolError, OSError, ValueError):
+        return ""
+
+
 def planned_change(ctx, name: str, args) -> FileChange | None:
     if name not in ("write_file", "edit_file") or not isinstance(args, dict):
         return None
