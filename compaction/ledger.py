@@ -46,6 +46,10 @@ def _outcome(content: str, is_error: bool) -> str:
         return "interrupted"
     if content.startswith("Refused:"):
         return "refused"
+    if content.startswith("The user declined"):         # approvals.Refusal: the person said no
+        return "declined by you"
+    if content.startswith("Not run: this"):             # approvals.Refusal: nobody could be asked (-p)
+        return "not run: needs approval"
     found = _OUTCOME.findall(content[-400:]) or _OUTCOME.findall(content[:1000])
     if found:
         return found[-1].replace("exit code", "exit").split(";")[0]
