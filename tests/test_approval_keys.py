@@ -26,14 +26,15 @@ def run(judge: KeyJudge, keys: list[tuple[str, float]], until: float) -> str | N
        st.floats(min_value=0.0, max_value=10))
 def test_a_burst_of_typing_never_answers(text, gap, start, last_key_ago):
     """Keys less than QUIET apart, starting anywhere around the question, answer nothing; all are kept."""
-    judge = KeyJudge(ALLOWED, shown_at=0.0, last_key_at=start - last_key_ago)
+    last = start - last_key_ago
+    judge = KeyJudge(ALLOWED, shown_at=0.0, last_key_at=last)
     keys = [(ch, start + i * gap) for i, ch in enumerate(text)]
     answer = run(judge, keys, start + len(text) * gap + SETTLE * 2)
     if len(text) > 1:
         assert answer is None, (text, gap, start)
         assert judge.typed == text
     else:                    # one key alone, after a pause: a deliberate answer, unless too early
-        deliberate = text in ALLOWED and start >= GRACE and last_key_ago >= QUIET
+        deliberate = text in ALLOWED and start - 0.0 >= GRACE and start - last >= QUIET
         assert (answer == text) == deliberate
 
 

@@ -2,8 +2,9 @@
 
 `planned_change(ctx, name, args)` returns a FileChange (the path as shown, the text before — None for
 a new file — and the text after) or None when there is nothing to show: another tool, a call the tool
-itself will refuse, a binary or very large file. It only reads; the tool does the writing and its
-own checks.
+itself will refuse, a binary or very large file. `target_path(ctx, name, args)` is where the call's
+path resolves (links followed), for the approval rule about files that configure commands. Both only
+read; the tool does the writing and its own checks.
 """
 
 from __future__ import annotations
