@@ -33,7 +33,7 @@ from instructions import changed as instructions_changed, load_instructions
 from llm import KNOWN_STOP_REASONS, LLM, LLMError, ModelReply
 from redact import secret_values
 from tools import ToolContext, ToolResult, run_tool, tool_schemas
-from tools.preview import planned_change
+from tools.preview import planned_change, target_path
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
@@ -133,41 +133,43 @@ class TurnResult:
     error: str = ""
 
 
-def _run_one(call: dict, agent: Agent) -> tuple[ToolResult, dict]:
-    """Approve (or refuse) one call and run it; its output streams out as ToolOutput events."""
+def _approve(call: dict, agent: Agent):
+    """(refusal or None, the planned file change): the approval, which may ask the person."""
     name, args = call["name"], call.get("input")
     change = planned_change(agent.tool_ctx, name, args)
-    refusal = agent.approvals.review(name, args, change, agent.ask)
-    if refusal is not None:
-        if refusal.notice:
-            agent.emit(Notice(refusal.notice, "warning"))
-        return ToolResult(refusal.result, True), {"declined": refusal.shown}
+    return agent.approvals.review(name, args, change, agent.ask, target_path(agent.tool_ctx, name, args)), change
+
+
+def _run_one(call: dict, agent: Agent) -> ToolResult:
+    """Run one approved call; its output streams out as ToolOutput events."""
     agent.tool_ctx.progress = lambda text: agent.emit(ToolOutput(call["id"], agent.tool_ctx.redact(text)))
-    ran_at = time.monotonic()                # the time shown is the tool's, not the person's thinking
     try:
-        result = run_tool(name, args, agent.tool_ctx)
+        return run_tool(call["name"], call.get("input"), agent.tool_ctx)
     finally:
         agent.tool_ctx.progress = None
-    return result, {**result.meta, "change": change, "ran_at": ran_at}
 
 
 def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent,
                cut_off: bool = True) -> None:
-    """Execute calls in order. Each result enters the history (and the session log) as soon as it
-    exists, in one user message that grows; on Ctrl-C the rest are answered as interrupted."""
+    """Approve and execute calls in order. Each result enters the history (and the session log) as soon
+    as it exists, in one user message that grows; what the person typed when saying no follows the
+    results in that message, as their own words. On Ctrl-C the rest are answered as interrupted (the
+    call that was running) or not run (the one being asked about, and those after it)."""
     results: list[dict] = []
+    typed: list[dict] = []
 
     def add(result: dict, call: dict, meta: dict | None = None) -> None:
         results.append(result)
         agent.continuity.tool_done(call, result["content"], bool(result.get("is_error")), meta)
-        message = {"role": "user", "content": list(results)}
+        message = {"role": "user", "content": list(results) + typed}
         if len(results) == 1:
             messages.append(message)
         else:
             messages[-1] = message
 
     limit = getattr(agent.settings, "max_tokens", "?")
-    running, started = None, time.monotonic()
+    running = asking = None
+    started = time.monotonic()
     try:
         for call in calls:
             if call["id"] in incomplete:
@@ -177,21 +179,40 @@ def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: 
                                 "was not a valid JSON object (or was nested too deeply), so it was not run.", True),
                     call)
                 continue
-            running, started = call, time.monotonic()
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
-            result, meta = _run_one(call, agent)
+            asking = call
+            refusal, change = _approve(call, agent)
+            asking = None
+            if refusal is not None:
+                if refusal.notice:
+                    agent.emit(Notice(refusal.notice, "warning"))
+                reason = clean_text(refusal.reason).strip()
+                if reason:
+                    typed.append({"type": "text", "text": reason})
+                content = agent.tool_ctx.redact(refusal.result)
+                add(tool_result(call["id"], content, True), call)
+                if reason:            # the person's own words: kept through every compaction, like a message
+                    agent.continuity.typed_message(reason)
+                agent.emit(ToolFinished(call["id"], call["name"], content, True, 0.0, {"declined": refusal.shown},
+                                        call.get("input")))
+                continue
+            running, started = call, time.monotonic()      # the time shown is the tool's, not the question's
+            result = _run_one(call, agent)
             content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
-            add(tool_result(call["id"], content, result.is_error), call, meta)
+            add(tool_result(call["id"], content, result.is_error), call, result.meta)
             running = None
-            agent.emit(ToolFinished(call["id"], call["name"], content, result.is_error,
-                                    time.monotonic() - meta.pop("ran_at", started), meta, call.get("input")))
+            agent.emit(ToolFinished(call["id"], call["name"], content, result.is_error, time.monotonic() - started,
+                                    {**result.meta, "change": change}, call.get("input")))
     except KeyboardInterrupt as exc:
         partial, stopped = agent.tool_ctx.redact(getattr(exc, "partial", "")), len(results)
         if running is not None:
             agent.emit(ToolFinished(running["id"], running["name"], partial, True, time.monotonic() - started,
                                     {"interrupted": True}, running.get("input")))
+        elif asking is not None:         # stopped at the question: it never started
+            agent.emit(ToolFinished(asking["id"], asking["name"], NOT_STARTED_RESULT, True, 0.0,
+                                    {"declined": "not run: interrupted at the question"}, asking.get("input")))
         for call in calls[stopped:]:
-            if call is calls[stopped]:       # the call that was running
+            if running is not None and call is calls[stopped]:       # the call that was running
                 note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")
             else:
                 note = NOT_STARTED_RESULT

@@ -1,7 +1,15 @@
-"""What a shell command line does, as far as approvals need to know: its simple commands, whether
-each one only reads, and the prefix an "always allow" would remember. Linear, and conservative:
-whatever it cannot analyse (command substitution, subshells, here-documents, very long lines) counts
-as something that may change things.
+"""A shell command line split into what approvals judge: its simple commands, each one's words, which
+words hold an expansion the classifier cannot see through, and whether a redirection could write a
+file or reach the network.
+
+    echo "$X" >&2; if grep -q x f; then sort *.txt > /dev/null; fi
+    → Simple(["echo", "$X"], opaque=[False, True])     a `$` in a word: its value is not known here
+      Simple(["grep", "-q", "x", "f"])                 `if` and `then` are not commands: dropped
+      Simple(["sort", "*.txt"], lead_glob=[.., True])  a glob may expand to a name that starts with "-"
+
+Linear, and conservative by construction: what it does not analyse makes it return None and the
+caller asks — command and process substitution, subshells and `(( ))`, here-documents, `case`,
+function definitions, unbalanced quotes, very long lines.
 """
 
 from __future__ import annotations
@@ -10,171 +18,178 @@ import re
 from dataclasses import dataclass, field
 
 MAX_COMMAND_CHARS = 4000          # longer commands are not analysed: they ask
-READ_ONLY_COMMANDS = {
-    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo", "printf", "which", "type",
-    "file", "stat", "du", "df", "tree", "sort", "cut", "tr", "diff", "cmp", "seq", "whoami", "id", "uname",
-    "basename", "dirname", "realpath", "readlink", "true", "false", "nl", "md5sum", "sha1sum", "sha256sum",
-    "cksum", "column", "cd", "date", "find", "rg", "git", "uniq", "jq", "test", "[", "hostname", "sleep",
-    "printenv", "ps",
-}
-FORBIDDEN_OPTIONS = {                 # options that make a read-only command write or run something
-    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"),
-    "rg": ("--pre",), "sort": ("-o", "--output"), "tree": ("-o",), "date": ("-s", "--set"),
-    "git": ("--output", "--ext-diff", "-c", "--exec-path", "--upload-pack", "-O", "--open-files-in-pager"),
-    "hostname": ("-F", "--file", "-b", "--boot"),
-}
-GIT_READ_ONLY = {"status", "diff", "log", "show", "blame", "ls-files", "rev-parse", "describe", "shortlog",
-                 "grep", "branch", "tag", "remote"}
-GIT_LISTING_ONLY = {"branch", "tag", "remote"}          # read-only only without arguments
-SUBCOMMAND_TOOLS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "pip", "pip3", "uv", "poetry", "docker",
-                    "kubectl", "make", "dotnet", "mvn", "gradle", "bundle", "rake", "just", "bun", "deno"}
-PLAIN_WORD = re.compile(r"^[A-Za-z][\w:.-]*$")
-ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 OPERATORS = ("&&", "||", ";;", "|&", "&>>", ">>", "&>", ">|", "<>", "<<", "|", "&", ";", "(", ")", "<", ">", "\n")
 SEPARATORS = {"&&", "||", ";;", "|&", "|", "&", ";", "\n"}
 REDIRECTIONS = {"&>>", ">>", "&>", ">|", "<>", "<", ">"}
+OPENERS = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"}   # a command follows them
+CLOSERS = {"fi", "done", "esac", "}"}                                              # redirections may follow
+HEADERS = {"for", "select"}                          # `for NAME in WORDS`: sets a variable, runs nothing
+NOT_ANALYSED = {"case", "function", "coproc"}
+RESERVED = OPENERS | CLOSERS | HEADERS | NOT_ANALYSED | {"in", "[[", "]]"}
+HARMLESS_SINKS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
+DUPLICATION = re.compile(r"\d+-?|-")               # >&2, <&0, >&-: an open descriptor, not a file
+ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+GLOB_START = tuple("*?[")
+
+
+class _NotAnalysed(Exception):
+    pass
 
 
 @dataclass
 class Simple:
-    """One simple command: its words, and whether it writes a file by redirection."""
+    """One simple command. `opaque[i]`: word i holds an expansion ($…, a brace list); `lead_glob[i]`:
+    it starts with a glob and may expand to an option; `writes`: a redirection that may create or
+    write a file, or reach the network; `header`: the `for NAME in …` of a loop."""
     words: list[str] = field(default_factory=list)
+    opaque: list[bool] = field(default_factory=list)
+    lead_glob: list[bool] = field(default_factory=list)
     writes: bool = False
+    header: bool = False
+
+
+def _redirect_is_harmless(op: str, target: str, opaque: bool) -> bool:
+    if opaque:
+        return False
+    if op in (">&", "<&") and DUPLICATION.fullmatch(target):
+        return True
+    if op == "<":
+        return "/dev/tcp" not in target and "/dev/udp" not in target and not re.match(r"/+dev/+(tcp|udp)", target)
+    return op in (">", ">>", ">|", "&>", "&>>", ">&") and target in HARMLESS_SINKS
+
+
+class _Splitter:
+    def __init__(self):
+        self.out: list[Simple] = []
+        self.current = Simple()
+        self.chars: list[str] = []
+        self.bare: list[str] = []          # the word's unquoted characters ("\0" for a quoted one)
+        self.in_word = self.quoted = self.opaque = False
+        self.pending: str | None = None    # a redirection waiting for its target
+        self.after_time = False
+
+    def add(self, text: str, quoted: bool) -> None:
+        self.chars.append(text)
+        self.bare.append("\0" * len(text) if quoted else text)
+        self.in_word = True
+        self.quoted |= quoted
+
+    def end_word(self) -> None:
+        if not self.in_word:
+            return
+        text, bare = "".join(self.chars), "".join(self.bare)
+        opaque = self.opaque or ("{" in bare and "}" in bare and ("," in bare or ".." in bare))
+        quoted = self.quoted
+        self.chars, self.bare, self.in_word, self.quoted, self.opaque = [], [], False, False, False
+        if self.pending is not None:
+            if not _redirect_is_harmless(self.pending, text, opaque):
+                self.current.writes = True
+            self.pending = None
+            return
+        at_start = not self.current.words and not quoted and not opaque
+        if at_start and self.after_time and text == "-p":
+            self.after_time = False
+            return
+        self.after_time = False
+        if at_start and text in NOT_ANALYSED:
+            raise _NotAnalysed
+        if at_start and text in OPENERS | CLOSERS:
+            self.after_time = text == "time"
+            return
+        if at_start and text in HEADERS:
+            self.current.header = True
+        self.current.words.append(text)
+        self.current.opaque.append(opaque)
+        self.current.lead_glob.append(bare.startswith(GLOB_START))
+
+    def end_command(self) -> None:
+        if self.current.words or self.current.writes:
+            self.out.append(self.current)
+        self.current, self.after_time = Simple(), False
 
 
 def split_command(command: str) -> list[Simple] | None:
-    """The simple commands of a command line, or None when it holds something not worth analysing
-    (command or process substitution, subshells, here-documents, unbalanced quotes, great length).
-    Linear in the length of the command."""
+    """The simple commands of a command line, or None when it holds something not analysed (see the
+    module's docstring). Linear in the length of the command."""
     if len(command) > MAX_COMMAND_CHARS:
         return None
-    out, current, word, in_word, i, n = [], Simple(), [], False, 0, len(command)
-    pending_redirect = None
+    try:
+        return _split(command)
+    except _NotAnalysed:
+        return None
 
-    def end_word():
-        nonlocal word, in_word, pending_redirect
-        if in_word:
-            text = "".join(word)
-            if pending_redirect is not None:
-                if pending_redirect != "<" and text != "/dev/null" and not text.startswith("&"):
-                    current.writes = True
-                pending_redirect = None
-            else:
-                current.words.append(text)
-        word, in_word = [], False
 
+def _split(command: str) -> list[Simple] | None:
+    s, i, n = _Splitter(), 0, len(command)
     while i < n:
         ch = command[i]
         if ch in " \t":
-            end_word()
+            s.end_word()
             i += 1
         elif ch == "\\":
             if i + 1 < n and command[i + 1] != "\n":
-                word.append(command[i + 1])
-                in_word = True
+                s.add(command[i + 1], True)
+            elif i + 1 >= n:
+                s.add("\\", True)
             i += 2
         elif ch == "'":
             end = command.find("'", i + 1)
             if end < 0:
                 return None
-            word.append(command[i + 1:end])
-            in_word, i = True, end + 1
+            s.add(command[i + 1:end], True)
+            i = end + 1
         elif ch == '"':
             i += 1
             while i < n and command[i] != '"':
                 if command[i] == "`" or command.startswith("$(", i):
                     return None
-                if command[i] == "\\" and i + 1 < n and command[i + 1] in '"\\$`':
+                if command[i] == "$":
+                    s.opaque = True
+                if command[i] == "\\" and i + 1 < n and command[i + 1] in '"\\$`\n':
                     i += 1
-                word.append(command[i])
+                    if command[i] == "\n":
+                        i += 1
+                        continue
+                s.add(command[i], True)
                 i += 1
             if i >= n:
                 return None
-            in_word, i = True, i + 1
-        elif ch == "`" or command.startswith("$(", i) or command.startswith("<(", i) or command.startswith(">(", i):
+            s.add("", True)
+            i += 1
+        elif ch == "`" or command.startswith(("$(", "<(", ">("), i):
             return None
-        elif ch == "#" and not in_word:
+        elif ch == "$":
+            s.opaque = True
+            s.add("$", False)
+            i += 1
+        elif ch == "#" and not s.in_word:
             end = command.find("\n", i)
             i = n if end < 0 else end
         elif ch in "|&;<>()\n":
-            if ch in "<>" and in_word and "".join(word).isdigit():
-                word, in_word = [], False          # "2>": the digits are a file descriptor
-            end_word()
+            if ch in "<>" and s.in_word and not s.quoted and not s.opaque and "".join(s.chars).isdigit():
+                s.chars, s.bare, s.in_word = [], [], False      # "2>": the digits are a file descriptor
+            s.end_word()
             op = next(o for o in OPERATORS if command.startswith(o, i))
             i += len(op)
             if op in ("(", ")", "<<"):
                 return None
+            if s.pending is not None:
+                return None                                     # a redirection without a target
             if op in SEPARATORS:
-                if pending_redirect is not None:
-                    return None
-                if current.words or current.writes:
-                    out.append(current)
-                current = Simple()
-            elif op in REDIRECTIONS:
-                if op in (">", "<") and command.startswith("&", i):      # 2>&1, <&0: duplicating a descriptor
+                s.end_command()
+            else:
+                if op in (">", "<") and command.startswith("&", i):   # >&word, <&word
+                    op += "&"
                     i += 1
-                    while i < n and (command[i].isdigit() or command[i] == "-"):
-                        i += 1
-                    continue
-                pending_redirect = op
+                s.pending = op
         else:
-            word.append(ch)
-            in_word = True
+            s.add(ch, False)
             i += 1
-    end_word()
-    if pending_redirect is not None:
+    s.end_word()
+    if s.pending is not None:
         return None
-    if current.words or current.writes:
-        out.append(current)
-    return out
-
-
-def _forbidden(arg: str, options: tuple) -> bool:
-    """Is `arg` one of `options` — also as `--opt=value`, or as a short option inside a cluster (`-ro`)?"""
-    for option in options:
-        if arg == option or arg.startswith(option + "="):
-            return True
-        if len(option) == 2 and re.match(rf"^-[A-Za-z]*{re.escape(option[1])}", arg) and not arg.startswith("--"):
-            return True
-    return False
-
-
-def read_only(simple: Simple) -> bool:
-    words = simple.words
-    if simple.writes or not words or ASSIGNMENT.match(words[0]):
-        return False
-    name, args = words[0], words[1:]
-    if name not in READ_ONLY_COMMANDS:
-        return False
-    if any(_forbidden(a, FORBIDDEN_OPTIONS.get(name, ())) for a in args):
-        return False
-    if name == "git":
-        if not args or args[0] not in GIT_READ_ONLY:
-            return False
-        return args[0] not in GIT_LISTING_ONLY or len(args) == 1
-    if name == "uniq":
-        return len([a for a in args if not a.startswith("-")]) <= 1     # a second name is an output file
-    return True
-
-
-def command_prefix(words: list[str]) -> str:
-    """What "always allow" remembers for a simple command: its program, plus the subcommand for tools
-    that have them (`npm test`, `git commit`, `python -m pytest`, `npm run build`)."""
-    if not words:
-        return ""
-    take = 1
-    if words[0] in SUBCOMMAND_TOOLS and len(words) > 1 and PLAIN_WORD.match(words[1]):
-        take = 3 if words[1] == "run" and len(words) > 2 and PLAIN_WORD.match(words[2]) else 2
-    elif re.fullmatch(r"python[\d.]*", words[0]) and len(words) > 2 and words[1] == "-m":
-        take = 3
-    return " ".join(words[:take])
-
-
-def matches(words: list[str], prefix: str) -> bool:
-    """Does a command (its words) start with the words of `prefix`? (`npm test` matches `npm test -x`,
-    not `npm testing`.)"""
-    want = prefix.split()
-    return bool(want) and words[:len(want)] == want
+    s.end_command()
+    return s.out
 
 
 def parse_allow_list(text: str) -> tuple[str, ...]:

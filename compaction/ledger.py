@@ -50,6 +50,10 @@ def _outcome(content: str, is_error: bool, meta: dict) -> str:
         return "interrupted"
     if content.startswith("Refused:"):
         return "refused"
+    if content.startswith("The user declined"):         # approvals.Refusal: the person said no
+        return "declined by you"
+    if content.startswith("Not run: this"):             # approvals.Refusal: nobody could be asked (-p)
+        return "not run: needs approval"
     return "error" if is_error else "done"
 
 

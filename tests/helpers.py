@@ -80,3 +80,13 @@ def plain(messages: list[dict]) -> list[dict]:
             [{k: v for k, v in b.items() if k != "cache_control"} for b in content]
         out.append({"role": m["role"], "content": content})
     return out
+
+
+ANSWER_PAUSE = 1.0     # seconds: a person reads the approval question before pressing a key (ui/approve.py)
+
+
+def answer_question(child, key: str) -> None:
+    """Press `key` at the approval question as a person does: after a pause, not in a burst of typing."""
+    import time
+    time.sleep(ANSWER_PAUSE)
+    child.send(key)

@@ -93,7 +93,7 @@ def test_review_asks_refuses_and_carries_the_reason():
     nobody = policy.review("bash", {"command": "rm -rf out"}, None, None)
     assert "nobody can be asked" in nobody.result
     assert nobody.notice == "[approval needed] bash `rm -rf out` was not run: allow it with ALLOW_COMMANDS=rm in " \
-                            ".env, or --yolo"
+                            "~/.config/s08/.env, or --yolo"
     edit = policy.review("edit_file", {"path": "a.py"}, None, None)
     assert "--approval-mode auto_edit" in edit.notice and "a.py" in edit.notice
     assert policy.review("bash", {"command": "rm x"}, None, lambda r: Answer(True)) is None

@@ -131,7 +131,7 @@ def test_print_mode_refuses_what_needs_approval_with_one_line_saying_how(tmp_pat
     assert proc.returncode == 0 and proc.stdout == "could not\n"
     assert (workspace / "keep.txt").read_text() == "precious"
     refusals = [line for line in proc.stderr.splitlines() if "approval needed" in line]
-    assert refusals == ["[approval needed] bash `rm -f keep.txt` was not run: allow it with ALLOW_COMMANDS=rm in .env, "
+    assert refusals == ["[approval needed] bash `rm -f keep.txt` was not run: allow it with ALLOW_COMMANDS=rm in ~/.config/s08/.env, "
                         "or --yolo"]
     refused, read = standin.requests[-1]["messages"][-1]["content"]
     assert refused["is_error"] and "nobody can be asked" in refused["content"]

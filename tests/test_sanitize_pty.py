@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from attacks import injected, raw_injections
 from conftest import AGENT, base_env, spawn_agent
+from helpers import answer_question
 
 pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
@@ -50,10 +51,10 @@ def test_the_live_repl(repl, standin, workspace):
         child.sendline(f"go {n}")
         child.expect_exact("? run this command?")
         child.expect_exact("every command this session")
-        child.send("y")
+        answer_question(child, "y")
         child.expect_exact(f"? create planted_{n}.txt?")
         child.expect_exact("every file change this session")
-        child.send("y")
+        answer_question(child, "y")
         child.expect_exact(f"END-{n}")
         child.expect_exact(PROMPT)
         child.sendline(f"again {n}")

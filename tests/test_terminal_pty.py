@@ -14,8 +14,8 @@ import pexpect
 import pytest
 
 from conftest import AGENT
-from helpers import user_texts
-from history import INTERRUPTED_MARK, SESSION_STOPPED_MARK
+from helpers import answer_question, user_texts
+from history import INTERRUPTED_MARK, NOT_STARTED_RESULT, SESSION_STOPPED_MARK
 from screen import Screen
 from session import list_sessions, load_session
 
@@ -141,13 +141,13 @@ def test_approval_yes_no_always_and_the_diff(repl, standin, workspace):
     child.sendline("yes please")
     child.expect_exact("? run this command?")
     child.expect_exact("every command this session")
-    child.send("y")
+    answer_question(child, "y")
     child.expect_exact("R-YES")
     child.expect_exact(PROMPT)
     assert (workspace / "yes.txt").exists()
     child.sendline("no thanks")
     child.expect_exact("every command this session")
-    child.send("n")
+    answer_question(child, "n")
     child.expect_exact("Why? (optional, Enter to skip)")
     child.sendline("wrong folder")
     child.expect_exact("R-NO")
@@ -158,7 +158,7 @@ def test_approval_yes_no_always_and_the_diff(repl, standin, workspace):
     assert result["is_error"] and result["content"].endswith("Their reason: wrong folder")
     child.sendline("always")
     child.expect_exact("always allow `mkdir` this session")
-    child.send("a")
+    answer_question(child, "a")
     child.expect_exact("R-ALWAYS")
     child.expect_exact(PROMPT)
     turn(child, "again", "R-AGAIN")
@@ -170,7 +170,7 @@ def test_approval_yes_no_always_and_the_diff(repl, standin, workspace):
     rows = screen(child)
     assert "        2 - old line" in rows and "        2 + new line" in rows
     assert (workspace / "f.txt").read_text() == "first\nold line\nlast\n"        # nothing changed before the yes
-    child.send("y")
+    answer_question(child, "y")
     child.expect_exact("R-EDIT")
     child.expect_exact(PROMPT)
     assert (workspace / "f.txt").read_text() == "first\nnew line\nlast\n"
@@ -305,18 +305,20 @@ def test_esc_at_the_question_is_a_plain_no_and_ctrl_c_interrupts(repl, standin, 
     child = repl(approval_mode="default")
     child.sendline("one")
     child.expect_exact("every command this session")
-    child.send("\x1b")
+    answer_question(child, "\x1b")
     child.expect_exact("AFTER-ESC")
     child.expect_exact(PROMPT)
     assert "Why?" not in child.logfile_read.getvalue() and not (workspace / "esc.txt").exists()
     assert standin.requests[-1]["messages"][-1]["content"][0]["content"].startswith("The user declined this bash")
     child.sendline("two")
     child.expect_exact("every command this session")
-    child.sendcontrol("c")
+    answer_question(child, "\x03")
     child.expect_exact("[interrupted]")
     child.expect_exact(PROMPT)
     turn(child, "three", "NEXT-OK")
     assert not (workspace / "int.txt").exists()
     results = [b for m in standin.requests[-1]["messages"] if isinstance(m["content"], list)
                for b in m["content"] if b["type"] == "tool_result"]
-    assert results[-1]["is_error"] and results[-1]["content"].startswith("Interrupted by the user")
+    assert results[-1]["is_error"] and results[-1]["content"] == NOT_STARTED_RESULT        # it never started
+    assert "  ⎿ not run: interrupted at the question" in screen(child)
+    assert not any("interrupted by you" in row for row in screen(child))

@@ -30,7 +30,11 @@ from .registry import ToolResult, tool
 
 READ_CHUNK = 65536
 DRAIN_GRACE = 0.5                 # seconds to keep reading after bash exits (background jobs)
-QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+QUIET_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb",
+             "GIT_OPTIONAL_LOCKS": "0"}            # `git status` does not rewrite the index (nor run its hook)
+# git settings no repository can override (command-line scope): no fsmonitor program, and no repository
+# found by walking into a folder that merely looks like a bare repository (files a model could write)
+GIT_SAFETY = (("core.fsmonitor", "false"), ("safe.bareRepository", "explicit"))
 HIDDEN_ENV = set(SECRET_SETTINGS)  # commands (and so the model) never see these
 
 
@@ -63,9 +67,16 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _command_env(extra: dict | None = None) -> dict:
-    """The agent's environment, minus its API credentials, plus settings that keep tools quiet."""
+    """The agent's environment, minus its API credentials, plus settings that keep tools quiet and git
+    from running programs a repository names (GIT_SAFETY, after any GIT_CONFIG_COUNT of the person's)."""
     env = {k: v for k, v in os.environ.items() if k not in HIDDEN_ENV}
-    return {**env, **QUIET_ENV, **(extra or {})}
+    env = {**env, **QUIET_ENV, **(extra or {})}
+    count = int(env["GIT_CONFIG_COUNT"]) if env.get("GIT_CONFIG_COUNT", "").isdigit() else 0
+    for key, value in GIT_SAFETY:
+        env[f"GIT_CONFIG_KEY_{count}"], env[f"GIT_CONFIG_VALUE_{count}"] = key, value
+        count += 1
+    env["GIT_CONFIG_COUNT"] = str(count)
+    return env
 
 
 def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float) -> bool:

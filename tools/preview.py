@@ -2,8 +2,9 @@
 
 `planned_change(ctx, name, args)` returns a FileChange (the path as shown, the text before — None for
 a new file — and the text after) or None when there is nothing to show: another tool, a call the tool
-itself will refuse, a binary or very large file. It only reads; the tool does the writing and its
-own checks.
+itself will refuse, a binary or very large file. `target_path(ctx, name, args)` is where the call's
+path resolves (links followed), for the approval rule about files that configure commands. Both only
+read; the tool does the writing and its own checks.
 """
 
 from __future__ import annotations
@@ -31,6 +32,16 @@ def _current_text(target) -> str | None:
     if b"\x00" in raw[:8192]:
         raise ValueError("binary")
     return raw.decode("utf-8", errors="replace")
+
+
+def target_path(ctx, name: str, args) -> str:
+    """Where a write_file or edit_file call's path resolves in the workspace (links followed), or ""."""
+    if name not in ("write_file", "edit_file") or not isinstance(args, dict):
+        return ""
+    try:
+        return display_path(ctx.workspace, resolve_in_workspace(ctx.workspace, args.get("path")))
+    except (ToolError, OSError, ValueError):
+        return ""
 
 
 def planned_change(ctx, name: str, args) -> FileChange | None:

@@ -15,15 +15,26 @@
       s  yes, and every file change this session
       n  no, and tell the model why (Esc: just no)
 
-One key answers. After "n" a reason may be typed: it goes back to the model with the refusal; Esc
-is a plain no. Ctrl-C interrupts the turn, as everywhere. The policy itself is approvals.py.
+One key answers — a deliberate one. Whoever is typing a message while the turn runs must not answer
+by accident (the "a" of "parser" once allowed `touch` for the whole session), so:
+  - keys typed before the question appeared are typing, never an answer;
+  - for GRACE seconds after it appears no key answers;
+  - an answer key counts only after a pause in typing (no key for QUIET seconds before it) and if no
+    key follows it within SETTLE seconds (else it was the start of a word).
+Keys that were typing are kept for the next prompt (the KeyWatcher's typed-ahead), not lost; a line
+says so once. After "n" a reason may be typed — the prompt starts empty — and goes back to the model
+with the refusal; Esc is a plain no. Ctrl-C interrupts the turn: the call is not run. A file that
+configures commands (approvals.configures_commands) always asks: "s" is not offered for it. The
+policy itself is approvals.py.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import select
 import termios
+import time
 
 from prompt_toolkit import PromptSession
 from rich.text import Text
@@ -31,10 +42,15 @@ from rich.text import Text
 from approvals import Answer, Request
 from .diffview import change_lines
 from .sanitize import safe, safe_line
+from .keys import ESC_WAIT, quiet_attrs, take_pending
 from .toolview import wrap_words
 
 COMMAND_LINES = 20
 DIFF_LINES = 60
+GRACE = 0.3          # seconds after the question appears when no key answers it
+QUIET = 0.4          # an answer key must come after this long without a key…
+SETTLE = QUIET       # …and no key may follow it this soon: keys less than QUIET apart are typing
+TYPING_NOTE = "  (kept for your next message; to answer, stop typing and press a key)"
 
 
 def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
@@ -44,7 +60,8 @@ def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
         shown = ", ".join(f"`{safe_line(p, 40)}`" for p in request.prefixes)
         options["a"] = (f"yes, and always allow {shown} this session", Answer(True, "prefix"))
     what = "every command" if request.kind == "command" else "every file change"
-    options["s"] = (f"yes, and {what} this session", Answer(True, "session"))
+    if not request.sensitive:
+        options["s"] = (f"yes, and {what} this session", Answer(True, "session"))
     options["n"] = ("no, and tell the model why (Esc: just no)", None)
     return options
 
@@ -61,29 +78,80 @@ def question_lines(request: Request, width: int) -> list[Text]:
     path = safe_line(getattr(change, "path", "") or "the file")
     verb = "create" if change is not None and change.before is None else "apply this change to"
     lines = [Text(f"? {verb} {path}?", style="bold yellow")]
+    if request.sensitive:
+        lines += [Text("    " + line, style="yellow") for line in wrap_words(
+            f"s08 asks before every change to this file: {safe_line(request.sensitive)}", max(10, width - 4))]
     return lines + (change_lines(change, width, DIFF_LINES) if change is not None else
                     [Text(f"    ({request.tool}: no preview available)", style="dim")])
 
 
-def read_key(fd: int, allowed: str) -> str:
-    """One key from `allowed` (lower-cased), or "esc" for Esc alone. Echo and line mode are off."""
+class KeyJudge:
+    """Tells a deliberate answer key from typing. Pure: the times are given (see the docstring)."""
+
+    def __init__(self, allowed: str, shown_at: float, last_key_at: float | None = None):
+        self.allowed, self.shown_at = allowed, shown_at
+        self.last = last_key_at if last_key_at is not None else float("-inf")
+        self.pending: tuple[str, float] | None = None
+        self.chunks: list[str] = []        # keys that were typing, one entry per read (Enter alone ends a line)
+
+    @property
+    def typed(self) -> str:
+        return "".join(self.chunks)
+
+    def key(self, text: str, at: float) -> None:
+        """What one read brought (a key; several for a paste or an escape sequence)."""
+        if self.pending is not None:       # a key right after the candidate: it began a word
+            self.chunks.append(self.pending[0])
+            self.pending = None
+        elif (len(text) == 1 and text.lower() in self.allowed and at - self.shown_at >= GRACE
+              and at - self.last >= QUIET):
+            self.pending, self.last = (text, at), at
+            return
+        self.chunks.append(text)
+        self.last = at
+
+    def wait(self, now: float) -> float | None:
+        """How long to wait for a key before `answer` can decide (None: until a key comes)."""
+        return None if self.pending is None else max(0.0, self.pending[1] + SETTLE - now)
+
+    def answer(self, now: float) -> str | None:
+        if self.pending is not None and now - self.pending[1] >= SETTLE:
+            return self.pending[0].lower()
+        return None
+
+
+def read_answer(fd: int, allowed: str, shown: float, ahead: str = "", last_key_at: float | None = None,
+                on_typing=None) -> tuple[str, list[str]]:
+    """(a key from `allowed`, or "esc"; what was typed instead, read by read, `ahead` — typed before the
+    question was `shown` — first). Echo and line mode are off meanwhile; `on_typing()` is called once
+    when typing goes on."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
     saved = termios.tcgetattr(fd)
-    quiet = termios.tcgetattr(fd)
-    quiet[3] &= ~(termios.ECHO | termios.ICANON)
-    quiet[6][termios.VMIN], quiet[6][termios.VTIME] = 1, 0
-    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    termios.tcsetattr(fd, termios.TCSANOW, quiet_attrs(fd))
     try:
+        judge = KeyJudge(allowed, shown, shown if ahead else last_key_at)
+        judge.chunks = [ahead] if ahead else []
         while True:
-            data = os.read(fd, 16)
-            if data == b"\x1b":
-                ready, _, _ = select.select([fd], [], [], 0.05)
-                if not ready:
-                    return "esc"
-                os.read(fd, 16)                     # an arrow or another sequence: ignore it
+            ready, _, _ = select.select([fd], [], [], judge.wait(time.monotonic()))
+            now = time.monotonic()
+            if not ready:
+                got = judge.answer(now)
+                if got:
+                    return got, judge.chunks
                 continue
-            key = data[:1].decode("latin-1").lower()
-            if key in allowed:
-                return key
+            data = os.read(fd, 64)
+            if data.endswith(b"\x1b") and not select.select([fd], [], [], ESC_WAIT)[0]:
+                if data == b"\x1b":
+                    return "esc", judge.chunks + ([judge.pending[0]] if judge.pending else [])
+                data = data[:-1]                            # a lone Esc after other keys: drop it
+            elif data.endswith(b"\x1b"):
+                data += os.read(fd, 64)                      # the rest of an escape sequence
+            text = decoder.decode(data)
+            if text and on_typing is not None and not (len(text) == 1 and judge.pending is None
+                                                       and text.lower() in allowed):
+                on_typing()
+                on_typing = None
+            judge.key(text, now)
     finally:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
 
@@ -94,18 +162,29 @@ class Approver:
     def __init__(self, console, renderer, fd: int = 0):
         self.console, self.renderer, self.fd = console, renderer, fd
 
+    def _keep(self, chunks: list[str]) -> None:
+        keys = getattr(self.renderer, "keys", None)
+        for chunk in chunks if keys is not None else ():
+            keys.keep(chunk)
+
     def __call__(self, request: Request) -> Answer:
         options = choices(request)
+        keys = getattr(self.renderer, "keys", None)
         with self.renderer.interactive():
-            try:
-                termios.tcflush(self.fd, termios.TCIFLUSH)     # keys typed before the question are no answer
-            except termios.error:
-                pass
+            ahead, shown = codecs.decode(take_pending(self.fd), "utf-8", "replace"), time.monotonic()
             for line in question_lines(request, self.console.width):
                 self.console.print(line, highlight=False, no_wrap=True, overflow="ellipsis")
             for key, (label, _) in options.items():
                 self.console.print(Text().append(f"  {key}", style="bold cyan").append(f"  {label}"), highlight=False)
-            key = read_key(self.fd, "".join(options))
+            typed: list[str] = []
+            try:
+                key, typed = read_answer(self.fd, "".join(options), shown, ahead, getattr(keys, "last_key_at", None),
+                                         lambda: self.console.print(Text(TYPING_NOTE, style="dim"), highlight=False))
+            except KeyboardInterrupt:
+                self._keep([ahead])
+                raise
+            finally:
+                self._keep(typed)
             if key == "esc":
                 self.console.print(Text("  → no", style="yellow"), highlight=False)
                 return Answer(False)
@@ -115,5 +194,6 @@ class Approver:
                                    overflow="ellipsis")
                 self.renderer.diff_shown = request.change is not None
                 return answer
+            self._keep([codecs.decode(take_pending(self.fd), "utf-8", "replace")])    # the reason starts empty
             reason = PromptSession().prompt("  → no. Why? (optional, Enter to skip) ")
             return Answer(False, reason=reason.strip())

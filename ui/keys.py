@@ -11,7 +11,10 @@ wait in the terminal's buffer. While a turn runs, `KeyWatcher` turns echo and li
     Backspace, Ctrl-U    → edit what was kept
     arrows, Alt-x, …     → ignored
 
-`paused()` stops the reading for a question (approval) or a pager, which read the keys themselves.
+`paused()` stops the reading for a question (approval) or a pager, which read the keys themselves;
+what they read that was typing, not an answer, comes back with `keep(text)`. `last_key_at` is when the
+last key arrived (a question treats keys soon after it as typing). `take_pending(fd)` reads what was
+typed and not read yet, so a question can start with nothing typed ahead in it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import signal
 import sys
 import termios
 import threading
+import time
 from contextlib import contextmanager
 
 ESC = "\x1b"
@@ -38,13 +42,11 @@ class KeyWatcher:
         self.lock, self.stopping, self.thread = threading.Lock(), threading.Event(), None
         self.armed = False             # Esc interrupts only while a turn is being watched
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.last_key_at: float | None = None
 
     # ---- terminal modes ----------------------------------------------------------------
     def _quiet_mode(self) -> None:
-        attrs = termios.tcgetattr(self.fd)
-        attrs[3] &= ~(termios.ECHO | termios.ICANON)        # keep ISIG: Ctrl-C still interrupts
-        attrs[6][termios.VMIN], attrs[6][termios.VTIME] = 1, 0
-        termios.tcsetattr(self.fd, termios.TCSANOW, attrs)
+        termios.tcsetattr(self.fd, termios.TCSANOW, quiet_attrs(self.fd))     # keep ISIG: Ctrl-C interrupts
 
     def __enter__(self):
         try:
@@ -95,8 +97,13 @@ class KeyWatcher:
                 if data:
                     self.feed(self.decoder.decode(data))
 
+    def keep(self, text: str) -> None:
+        """Keys someone else read (a question) that were typing: kept as if typed here, never an Esc."""
+        self.feed(text.rstrip(ESC))
+
     def feed(self, text: str) -> None:
         """Apply typed keys: keep text, edit it, or interrupt on a lone Esc."""
+        self.last_key_at = time.monotonic()
         i = 0
         while i < len(text):
             ch = text[i]
@@ -135,3 +142,32 @@ class KeyWatcher:
         """What was typed ahead: the lines ended with Enter (to send, in order) and the unfinished rest."""
         lines, typed, self.lines, self.typed = self.lines, self.typed, [], ""
         return [line for line in lines if line.strip()], typed
+
+
+def quiet_attrs(fd: int) -> list:
+    """The terminal's attributes with echo and line mode off (Ctrl-C still interrupts)."""
+    attrs = termios.tcgetattr(fd)
+    attrs[3] &= ~(termios.ECHO | termios.ICANON)
+    attrs[6][termios.VMIN], attrs[6][termios.VTIME] = 1, 0
+    return attrs
+
+
+def take_pending(fd: int) -> bytes:
+    """What was typed and not read yet — a line not finished with Enter included. b"" if not a terminal."""
+    try:
+        saved = termios.tcgetattr(fd)
+        termios.tcsetattr(fd, termios.TCSANOW, quiet_attrs(fd))
+    except (termios.error, OSError):
+        return b""
+    data = b""
+    try:
+        while len(data) < 1 << 16 and select.select([fd], [], [], 0)[0]:
+            chunk = os.read(fd, 1024)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
+    return data

@@ -1,9 +1,14 @@
 """First run and the demo model on screen: the demo banner, the -p / piped notice, the first-run key
-question, and `make_ask`, the REPL's answer to the app's questions (a changed endpoint, a key)."""
+question, and `make_ask`, the REPL's answer to the app's questions (a changed endpoint, a key).
+Like the approval question, a question here is answered only by what is typed after it appears
+(keys typed ahead are dropped), and Esc is no."""
 
 from __future__ import annotations
 
+import termios
+
 from prompt_toolkit import prompt as read_line
+from prompt_toolkit.key_binding import KeyBindings
 from rich.console import Console
 from rich.text import Text
 
@@ -34,13 +39,24 @@ def print_demo_banner(console: Console, app) -> None:
         f"/login (checks a key, then stores it in {app.access.user_file}), or set ANTHROPIC_API_KEY."))
 
 
-def make_ask(console: Console, renderer):
-    """The app's `ask`: show the question, read one line (hidden for a key); Ctrl-C or Ctrl-D is no answer."""
+def make_ask(console: Console, renderer, fd: int = 0):
+    """The app's `ask`: show the question, read one line (hidden for a key); Esc, Ctrl-C or Ctrl-D is no
+    answer."""
+    keys = KeyBindings()
+
+    @keys.add("escape", eager=True)
+    def _no(event):
+        event.app.exit(result=None)
+
     def ask(question: Question) -> str | None:
         with renderer.interactive():          # nothing live on screen; the keys go to this question
+            try:
+                termios.tcflush(fd, termios.TCIFLUSH)       # typed before the question: not an answer
+            except (termios.error, OSError):
+                pass
             console.print(Text(safe(question.text), style="yellow"))
             try:
-                return read_line(question.prompt, is_password=question.secret)
+                return read_line(question.prompt, is_password=question.secret, key_bindings=keys)
             except (KeyboardInterrupt, EOFError):
                 return None
     return ask
