@@ -90,3 +90,13 @@ def answer_question(child, key: str) -> None:
     import time
     time.sleep(ANSWER_PAUSE)
     child.send(key)
+
+
+def make_app(workspace, environ, ask=None, **kwargs):
+    """An in-process App with its events collected and `ask` as its approval asker; (app, events)."""
+    from agent import App
+    events: list = []
+    app = App(workspace, environ=environ, **kwargs)
+    app.set_emit(events.append)
+    app.ask = ask
+    return app, events

@@ -24,6 +24,7 @@ from credentials import store_key
 from events import Notice
 from redact import REDACTED, credential_values, redact
 from standin import StandIn
+from helpers import make_app
 
 REAL = "sk-ant-api03-REAL-user-level-key-0123456789"
 ENV_KEY = "sk-ant-api03-FROM-the-environment-987654"
@@ -33,15 +34,6 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
-
-
-def make_app(workspace, environ, ask=None, **kwargs):
-    from agent import App
-    events: list = []
-    app = App(workspace, environ=environ, **kwargs)
-    app.set_emit(events.append)
-    app.ask = ask
-    return app, events
 
 
 def everything_written(workspace: Path) -> str:

@@ -17,6 +17,7 @@ from conftest import AGENT, TEST_KEY, base_env
 from credentials import agreed_values, consent_file, endpoint_agreed, remember_endpoint
 from events import Notice
 from standin import StandIn
+from helpers import make_app
 
 TOUCH = {"tool_calls": [{"name": "bash", "input": {"command": "touch made.txt"}}]}
 
@@ -32,15 +33,6 @@ def env_without_yolo(tmp_path, server=None, **settings):
     env = base_env(tmp_path, server, **settings)
     del env["APPROVAL_MODE"]            # the real default: commands that change things ask
     return env
-
-
-def make_app(workspace, environ, ask=None, **kwargs):
-    from agent import App
-    events: list = []
-    app = App(workspace, environ=environ, **kwargs)
-    app.set_emit(events.append)
-    app.ask = ask
-    return app, events
 
 
 def notices(events, kind=None):
