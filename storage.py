@@ -20,6 +20,8 @@ from pathlib import Path
 TASK_OUTPUTS_DIR = ".task_outputs/tool-results"
 SESSIONS_DIR = ".sessions"
 TRANSCRIPTS_DIR = ".transcripts"
+PERSISTED_OPEN, PERSISTED_CLOSE = "<persisted-output>", "</persisted-output>"   # an output moved to disk
+SAVED_TO = "Full output saved to: "        # then its path, in a persisted block (micro_compact and ui/ read it)
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -131,9 +133,9 @@ def persisted_block(shown_path: str, total_chars: int, total_lines: int, head: s
     """The `<persisted-output>` text that replaces an output too large for the context."""
     omitted = max(0, total_chars - len(head) - len(tail))
     parts = [
-        "<persisted-output>",
+        PERSISTED_OPEN,
         f"Output too large for the context ({total_chars:,} chars, {total_lines:,} lines). "
-        f"Full output saved to: {shown_path}",
+        f"{SAVED_TO}{shown_path}",
         f"Read more with read_file(path=\"{shown_path}\", offset=<first line>, limit=<lines>) "
         "(for very long lines use bash: head -c / cut -c).",
     ]
@@ -143,5 +145,5 @@ def persisted_block(shown_path: str, total_chars: int, total_lines: int, head: s
     if tail:
         parts += [f"... [{omitted:,} chars omitted] ...", f"Preview (last {len(tail):,} chars):",
                   tail.rstrip("\n")]
-    parts.append("</persisted-output>")
+    parts.append(PERSISTED_CLOSE)
     return "\n".join(parts)

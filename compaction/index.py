@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from history import blocks
 from .boundaries import result_text
-from .micro import MIN_CHARS, PLACEHOLDER_PREFIX, placeholder
+from .markers import PLACEHOLDER_PREFIX
+from .micro import MIN_CHARS, placeholder
 from .tokens import estimate_message, estimate_system, estimate_text, estimate_tools, usage_tokens
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from compaction import (ContextMeter, SummaryFailed, compact_history, estimate_tokens, micro_compact,
+from compaction import (ContextMeter, SummaryFailed, SummaryJob, compact_history, estimate_tokens, micro_compact,
                         reactive_compact, snip_compact, tool_result_budget)
 from compaction.summary import summary_request
 from helpers import ask, call, results, round_trip, say, user, user_texts
@@ -214,8 +214,8 @@ def test_compact_history_replaces_the_history_and_keeps_requests_verbatim(worksp
     messages = big_history()
     before = copy.deepcopy(messages)
     log, events = [], []
-    out = compact_history(messages, summarizer(log=log), workspace=workspace, focus="the parser",
-                          emit=events.append)
+    out = compact_history(messages, SummaryJob(summarizer(log=log), workspace=workspace, focus="the parser",
+                                               emit=events.append))
     assert messages == before and valid(out)
     texts = user_texts(out)
     assert "LATEST: now add tests for it" in texts
@@ -242,7 +242,7 @@ def test_failed_summaries_raise_and_keep_the_input(workspace, summarize, reason)
     messages = big_history()
     before = copy.deepcopy(messages)
     with pytest.raises(SummaryFailed, match=reason):
-        compact_history(messages, summarize, workspace=workspace)
+        compact_history(messages, SummaryJob(summarize, workspace=workspace))
     assert messages == before
 
 
@@ -250,7 +250,7 @@ def test_a_summary_call_error_is_a_failed_summary(workspace):
     def broken(request):
         raise RuntimeError("529 overloaded")
     with pytest.raises(SummaryFailed, match="529 overloaded"):
-        compact_history(big_history(), broken, workspace=workspace)
+        compact_history(big_history(), SummaryJob(broken, workspace=workspace))
 
 
 def test_summary_request_is_shortened_oldest_first_to_fit(workspace):
@@ -264,7 +264,7 @@ def test_summary_request_is_shortened_oldest_first_to_fit(workspace):
 
 def test_reactive_compact_keeps_a_recent_tail(workspace):
     messages = big_history()
-    out = reactive_compact(messages, summarizer(), window=8000, workspace=workspace)
+    out = reactive_compact(messages, SummaryJob(summarizer(), window=8000, workspace=workspace))
     assert valid(out) and len(out) > 3
     assert out[-4:] == messages[-4:]
     assert "LATEST: now add tests for it" in user_texts(out)
@@ -273,4 +273,5 @@ def test_reactive_compact_keeps_a_recent_tail(workspace):
 def test_a_tool_call_instead_of_a_summary_is_a_failure(workspace):
     messages = big_history()
     with pytest.raises(SummaryFailed, match="tool call instead of a summary"):
-        compact_history(messages, summarizer("Let me look at the files first.", stop="tool_use"), workspace=workspace)
+        compact_history(messages, SummaryJob(summarizer("Let me look at the files first.", stop="tool_use"),
+                                             workspace=workspace))

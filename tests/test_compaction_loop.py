@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from compaction.boundaries import COMPACTED_PREFIX
+from compaction.markers import COMPACTED_PREFIX
 from events import Compaction, Notice
 from standin import count_request_tokens
 from helpers import Model, is_summary_request, user_texts

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from compaction import (Compactor, Continuity, compact_history, estimate_tokens, micro_compact, reactive_compact,
-                        snip_compact, tool_result_budget, unseen_start)
+from compaction import (Compactor, Continuity, SummaryJob, compact_history, estimate_tokens, micro_compact,
+                        reactive_compact, snip_compact, tool_result_budget, unseen_start)
 from compaction.tokens import estimate_text
 from config import Settings
 from helpers import ask, call, results, say, user
@@ -108,9 +108,9 @@ def test_compact_history_invariants(messages, reactive):
     snapshot = copy.deepcopy(messages)
     try:
         if reactive:
-            out = reactive_compact(messages, summarize, window=6_000, workspace=WORKSPACE)
+            out = reactive_compact(messages, SummaryJob(summarize, window=6_000, workspace=WORKSPACE))
         else:
-            out = compact_history(messages, summarize, workspace=WORKSPACE)
+            out = compact_history(messages, SummaryJob(summarize, workspace=WORKSPACE))
     except Exception as exc:       # a refused summary must leave the input exactly as it was
         assert type(exc).__name__ == "SummaryFailed" and messages == snapshot
         return
