@@ -32,7 +32,7 @@ from typing import Callable
 
 from events import Compaction, Emit, Notice, ignore
 from storage import relative
-from .budget import ToolResultBudget, persist_outputs
+from .budget import BudgetSettings, ToolResultBudget, persist_outputs
 from .continuity import Continuity
 from .index import ContextMeter, HistoryIndex
 from .layer import CompactionKind, Layer, LayerContext
@@ -52,7 +52,8 @@ FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger tha
 class Compactor:
     def __init__(self, settings, workspace: Path, summarize: Summarize, emit: Emit = ignore,
                  system=None, tools=None, continuity: Continuity | None = None, clock=None):
-        self.workspace, self.summarize, self.emit, self.system, self.tools = Path(workspace), summarize, emit, system, tools
+        self.workspace, self.summarize, self.emit = Path(workspace), summarize, emit
+        self.system, self.tools = system, tools
         self.continuity = continuity or Continuity(workspace=self.workspace)
         self.cache = CacheClock(clock) if clock else CacheClock()
         self.on_window: Callable[[int], None] | None = None     # records a learned window (the session log)
@@ -67,10 +68,7 @@ class Compactor:
     def use_settings(self, settings) -> None:
         """New settings (a reloaded .env): the layers are built again from them; what the compactor
         learned about the session (continuity, index, window, clock, failures, snip transcript) stays."""
-        if self.settings is None or (settings.preserved_tools, settings.persist_threshold, settings.round_budget,
-                                     settings.preview_chars) != (self.settings.preserved_tools,
-                                                                 self.settings.persist_threshold,
-                                                                 self.settings.round_budget, self.settings.preview_chars):
+        if self.settings is None or BudgetSettings.from_settings(settings) != BudgetSettings.from_settings(self.settings):
             self.index = HistoryIndex(settings.preserved_tools)     # decisions that depend on these are redone
             self.meter = ContextMeter(self.index)
         self.settings = settings
