@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from compaction import Compactor, Continuity, SummaryJob, compact_history, snip_compact
+from compaction import Continuity, SummaryJob, compact_history, snip_compact
 from compaction.ledger import WorkLedger
+from compaction.markers import SNIP_PREFIX
 from compaction.user_messages import CARRY_LABEL, UserMessages, shortened
-from config import Settings
 from events import MemoryReport, Notice
 from helpers import Model, ask, call, is_summary_request, results, round_trip, say, user, user_texts
 from history import INTERRUPTED_MARK, add_user_text
@@ -108,7 +108,7 @@ def test_snip_keeps_the_original_task_when_a_note_follows_an_interruption(worksp
     texts = user_texts(out)
     assert len(out) < len(messages) and valid(out)
     assert "PLEASE refactor parser.py, keep the API" in texts and "also add tests" in texts
-    marker = next(m for m in out if "[snipped " in json.dumps(m))
+    marker = next(m for m in out if SNIP_PREFIX in json.dumps(m))
     assert INTERRUPTED_MARK not in user_texts([marker])                # marks are not the person's
 
 

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compaction import Compactor, Continuity, micro_compact, snip_compact, tool_result_budget
+from compaction.markers import COMPACTED_PREFIX
 from compaction.tokens import estimate_text
 from compaction.user_messages import CARRY_LABEL, NOTE_TOKENS
 from config import Settings
@@ -102,7 +103,7 @@ class Session:
 
 def summarized(messages: list[dict]) -> bool:
     first = messages[0]["content"]
-    return isinstance(first, list) and first[0].get("text", "").startswith("[compacted]")
+    return isinstance(first, list) and first[0].get("text", "").startswith(COMPACTED_PREFIX)
 
 
 def visible_everywhere(session: Session) -> None:
