@@ -9,6 +9,9 @@ Files are created exclusively, so no id — however odd or repeated — overwrit
 another output. Results already persisted (by this layer or by the bash tool's
 own spill) are left alone. Results of PRESERVE_RESULT_TOOLS count against the
 round budget but are not chosen to be persisted for it (read_file pages itself).
+
+The layer is ToolResultBudget (settings: BudgetSettings); tool_result_budget and
+persist_outputs (which also returns the files written) are the same work as plain functions.
 """
 
 from __future__ import annotations
@@ -127,7 +130,8 @@ def persist_outputs(messages: list[dict], threshold: int, round_budget: int, pre
     chosen = _choose(messages, threshold, round_budget, preview_chars, preserve, start)
     if not chosen:
         return messages, []
-    out, changes, paths, chars = list(messages), {}, [], 0
+    out, paths, chars = list(messages), [], 0
+    changes: dict[int, dict[int, dict]] = {}
     for (i, j), text in chosen.items():
         new_block, path = _persist(workspace, messages[i]["content"][j], text, preview_chars)
         changes.setdefault(i, {})[j] = new_block

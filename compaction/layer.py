@@ -72,4 +72,7 @@ class LayerContext:
 class Layer(Protocol):
     name: ClassVar[CompactionKind]
 
+    @classmethod
+    def from_settings(cls, settings) -> Layer: ...
+
     def __call__(self, messages: list[dict], context: LayerContext) -> list[dict]: ...

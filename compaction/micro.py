@@ -14,6 +14,9 @@ token after it must be written to the prompt cache again. So it waits until
 the results it may clear add up to MICRO_CLEAR_AT_LEAST tokens, then clears
 them all at once: most turns leave the cached prefix byte-identical. With
 MICRO_CLEAR_AT_LEAST=0 it clears every turn, as the tutorial does.
+
+The layer is MicroCompact (settings: MicroSettings), which asks the pipeline's index
+before it walks the history; micro_compact is the same work as a plain function.
 """
 
 from __future__ import annotations

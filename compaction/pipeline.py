@@ -18,7 +18,8 @@ when the settings change (`use_settings`):
   - the CacheClock (window.py): a turn that starts after the prompt cache expired starts "cold" —
     then old results are cleared whatever their batch size, and the history is summarized once it is
     past COLD_COMPACT_AT of the limit, because the prompt is written again anyway;
-  - the session's snip transcript, and the count of turns whose summary failed, in a row: after
+  - the session's snip transcript (SnipCompact hands back the one it started, in the LayerContext),
+    and the count of turns whose summary failed, in a row: after
     MAX_FAILURES the automatic summary stops until the person runs /compact, so a broken summary call
     can never make every turn slow or loop. A failed summary keeps the history and falls back to
     snipping and clearing harder.
@@ -28,10 +29,10 @@ when the settings change (`use_settings`):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from events import Compaction, Emit, Notice, ignore
-from storage import relative
+from storage import SNIPPED, relative
 from .budget import BudgetSettings, ToolResultBudget, persist_outputs
 from .continuity import Continuity
 from .index import ContextMeter, HistoryIndex
@@ -42,8 +43,11 @@ from .summary import Summarize, SummaryFailed, SummaryJob, compact_history, inpu
 from .tokens import estimate_tokens
 from .window import CacheClock, Window
 
+if TYPE_CHECKING:
+    from config import Settings
+
 AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMPACT, CompactionKind.REACTIVE_COMPACT
-LAYERS: tuple[type, ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
+LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 MAX_FAILURES = 3
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
@@ -59,16 +63,18 @@ class Compactor:
         self.on_window: Callable[[int], None] | None = None     # records a learned window (the session log)
         self.failures, self.auto_enabled = 0, True
         self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
-        snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith("snipped_")]
+        snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
         self.window = Window(settings.context_limit, settings.context_window)
-        self.settings = None
+        self.index = HistoryIndex(settings.preserved_tools)
+        self.meter = ContextMeter(self.index)
+        self.settings: Settings = settings
         self.use_settings(settings)
 
     def use_settings(self, settings) -> None:
         """New settings (a reloaded .env): the layers are built again from them; what the compactor
         learned about the session (continuity, index, window, clock, failures, snip transcript) stays."""
-        if self.settings is None or BudgetSettings.from_settings(settings) != BudgetSettings.from_settings(self.settings):
+        if BudgetSettings.from_settings(settings) != BudgetSettings.from_settings(self.settings):
             self.index = HistoryIndex(settings.preserved_tools)     # decisions that depend on these are redone
             self.meter = ContextMeter(self.index)
         self.settings = settings

@@ -13,6 +13,9 @@ of the history no longer shows, and the work ledger of the snipped part. The
 snip must save tokens by itself; what rides along is the price of keeping
 the person's words. Boundaries move, as in the seed, so no tool_use/tool_result
 pair is split.
+
+The layer is SnipCompact (settings: SnipSettings); snip_to_transcript returns the
+transcript it appended to, so the caller keeps it (snip_compact drops it).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from events import Compaction, Emit, ignore
-from storage import append_transcript, relative, reserve_transcript
+from storage import SNIPPED, append_transcript, relative, reserve_transcript
 from .boundaries import safe_cuts
 from .continuity import Continuity
 from .layer import CompactionKind, LayerContext
@@ -96,7 +99,7 @@ def snip_to_transcript(messages: list[dict], max_messages: int = DEFAULTS.max_me
         return messages, None
     snipped = messages[head_end:tail_start]
     workspace = Path(workspace or Path.cwd())
-    path = transcript or reserve_transcript(workspace, "snipped")
+    path = transcript or reserve_transcript(workspace, SNIPPED)
     shown = relative(workspace, path)
     marker = {"type": "text", "text": f"{SNIP_PREFIX}{len(snipped)} messages → {shown}]"}
     kept = messages[:head_end] + [{"role": "user", "content": [marker]}] + messages[tail_start:]
