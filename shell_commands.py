@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 MAX_COMMAND_CHARS = 4000          # longer commands are not analysed: they ask
 OPERATORS = ("&&", "||", ";;", "|&", "&>>", ">>", "&>", ">|", "<>", "<<", "|", "&", ";", "(", ")", "<", ">", "\n")
 SEPARATORS = {"&&", "||", ";;", "|&", "|", "&", ";", "\n"}
-REDIRECTIONS = {"&>>", ">>", "&>", ">|", "<>", "<", ">"}
 OPENERS = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"}   # a command follows them
 CLOSERS = {"fi", "done", "esac", "}"}                                              # redirections may follow
 HEADERS = {"for", "select"}                          # `for NAME in WORDS`: sets a variable, runs nothing
