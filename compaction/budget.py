@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from config import PREVIEW_CHARS
 from events import Compaction, Emit, ignore
 from storage import PERSISTED_OPEN, TASK_OUTPUTS_DIR, persisted_block, relative, write_new_text
 from .boundaries import replace_blocks, result_text, tool_names
@@ -33,7 +34,7 @@ class BudgetSettings:
     """PERSIST_THRESHOLD, ROUND_BUDGET, PREVIEW_CHARS, PRESERVE_RESULT_TOOLS (defaults = config.py's)."""
     persist_threshold: int = 30_000
     round_budget: int = 60_000
-    preview_chars: int = 2_000
+    preview_chars: int = PREVIEW_CHARS
     preserve: frozenset = frozenset({"read_file"})
 
     @classmethod

@@ -105,7 +105,7 @@ class Compactor:
         if not self.window.learn(maximum):
             return
         self.continuity.use_settings(self.settings, self.limit)
-        if self.on_window is not None:
+        if self.on_window is not None and self.window.learned:
             self.on_window(self.window.learned)
         if not quiet:
             self.emit(Notice(f"[context window is {self.window.tokens:,} tokens for this model; compacting at "

@@ -146,7 +146,7 @@ def test_ledger_over_budget_collapses_the_oldest_per_folder_and_never_drops_sile
 def test_the_second_compaction_keeps_what_the_first_recorded(workspace):
     keep = Continuity()
     messages = []
-    for turn, path in enumerate(["first/a.py", "second/b.py", "third/c.py"], 1):
+    for path in ["first/a.py", "second/b.py", "third/c.py"]:
         keep.typed_message(f"work on {path}")
         add_user_text(messages, f"work on {path}")
         c = call("read_file", path=path)
