@@ -7,7 +7,10 @@ how each one looks (`[auto_compact triggered]`, a spinner, a dim status line).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from compaction.layer import CompactionKind
 
 
 @dataclass
@@ -80,8 +83,9 @@ class Interrupted:
 
 @dataclass
 class Compaction:
-    """Something a compaction layer did; `layer` names it (e.g. "snip_compact")."""
-    layer: str
+    """Something compaction did; `layer` names it: a CompactionKind (compaction/layer.py), a str enum
+    whose value is what the screen shows (e.g. "snip_compact"; `.label` gives "manual compact")."""
+    layer: CompactionKind
     message: str
     details: dict = field(default_factory=dict)
 

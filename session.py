@@ -55,6 +55,7 @@ from typing import Callable
 
 from compaction.continuity import Continuity
 from compaction.ledger import WorkLedger
+from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
 from compaction.window import MIN_WINDOW
 from compaction.tokens import usage_tokens
 from history import SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
@@ -336,7 +337,7 @@ def replay(lines: list[str]) -> LoadedSession:
 
 
 LEGACY_PREFIXES = {"The user's first request, verbatim:\n": True, "The user's last request (already answered):\n": True,
-                   "[compacted]": False, "[snipped ": False, "Summary of the conversation so far:\n": False}
+                   COMPACTED_PREFIX: False, SNIP_PREFIX: False, SUMMARY_PREFIX: False}
 
 
 def legacy_typed_texts(messages: list[dict]) -> list[dict]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from compaction.boundaries import COMPACTED_PREFIX
+from compaction.markers import COMPACTED_PREFIX
 from events import Compaction, Notice
 from standin import count_request_tokens
+from storage import PERSISTED_OPEN
 from helpers import Model, is_summary_request, user_texts
 
 
@@ -58,7 +59,7 @@ def test_auto_compact_triggers_over_the_limit(app_for, standin, workspace):
     path = saved.removeprefix("[transcript saved: ").removesuffix("]")
     lines = [json.loads(line) for line in (workspace / path).read_text().splitlines()]
     assert lines[0] == {"role": "user", "content": "read all the files"} and len(lines) >= 8
-    assert messages_of(events, "compacted")[0].startswith("[compacted] ")
+    assert messages_of(events, "compacted")[0].startswith(f"{COMPACTED_PREFIX} ")
     sizes = [len(json.dumps(r["messages"])) for r in standin.requests if not is_summary_request(r)]
     assert any(b < a / 2 for a, b in zip(sizes, sizes[1:]))      # the prompt shrank after the compaction
 
@@ -148,7 +149,7 @@ def test_one_round_bigger_than_the_window_is_recovered(app_for, standin, workspa
     assert sum(a.startswith("400 prompt is too long") for a in standin.answers) == 1
     last = standin.requests[-1]
     assert count_request_tokens(last) <= 12_000
-    assert sum("<persisted-output>" in json.dumps(b) for b in last["messages"][-1]["content"]) >= 2
+    assert sum(PERSISTED_OPEN in json.dumps(b) for b in last["messages"][-1]["content"]) >= 2
     assert "[context window is 12,000 tokens for this model; compacting at 9,000]" in [
         e.text for e in events if isinstance(e, Notice)]
     assert app.agent.compactor.limit == 9_000 and app.agent.compactor.window.tokens == 12_000

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from compaction import Compactor, Continuity, compact_history, snip_compact
+from compaction import Continuity, SummaryJob, compact_history, snip_compact
 from compaction.ledger import WorkLedger
+from compaction.markers import SNIP_PREFIX
 from compaction.user_messages import CARRY_LABEL, UserMessages, shortened
-from config import Settings
 from events import MemoryReport, Notice
 from helpers import Model, ask, call, is_summary_request, results, round_trip, say, user, user_texts
 from history import INTERRUPTED_MARK, add_user_text
@@ -18,6 +18,11 @@ from session import SessionHistory, SessionLog, load_session
 from standin import validate_request
 
 VAGUE = ("The work went on.", "end_turn")
+
+
+def vague(workspace, keep) -> SummaryJob:
+    """A summary job whose summary mentions nothing."""
+    return SummaryJob(lambda r: VAGUE, workspace=workspace, continuity=keep)
 
 
 def valid(messages):
@@ -39,7 +44,7 @@ def session_with(*texts):
 def test_every_typed_message_rides_along_in_a_summary_oldest_first(workspace):
     keep, messages = session_with("never touch legacy/", "keep tabs in the Makefile", "不要修改测试文件",
                                   "now refactor the parser")
-    out = compact_history(messages, lambda r: VAGUE, workspace=workspace, continuity=keep)
+    out = compact_history(messages, vague(workspace, keep))
     texts = user_texts(out)
     assert texts[texts.index(CARRY_LABEL) + 1:] == [e.text for e in keep.typed.entries]
     assert out[0]["content"][1]["text"] == "Summary of the conversation so far:\nThe work went on."
@@ -50,7 +55,7 @@ def test_older_messages_over_the_budget_are_shortened_head_and_tail_with_a_point
     big = "START " + "x" * 20_000 + " END"
     keep, messages = session_with(big, "second", "third")
     keep.user_budget = 500
-    out = compact_history(messages, lambda r: VAGUE, workspace=workspace, continuity=keep)
+    out = compact_history(messages, vague(workspace, keep))
     texts = user_texts(out)
     assert texts[-2:] == ["second", "third"]                                 # the newest, whole
     short = texts[-3]
@@ -62,7 +67,7 @@ def test_older_messages_over_the_budget_are_shortened_head_and_tail_with_a_point
 def test_with_no_room_left_the_oldest_are_counted_with_where_they_are(workspace):
     keep, messages = session_with(*[f"request {i} " + "words " * 60 for i in range(12)])
     keep.user_budget = 300
-    out = compact_history(messages, lambda r: VAGUE, workspace=workspace, continuity=keep)
+    out = compact_history(messages, vague(workspace, keep))
     note = next(t for t in user_texts(out) if t.startswith("[… "))
     assert "earlier messages of yours (messages 1–" in note and ".transcripts/transcript_" in note
     assert user_texts(out)[-1].startswith("request 11")
@@ -78,10 +83,10 @@ def test_a_forged_shortened_copy_is_not_taken_for_the_message(workspace):
 
 def test_text_that_looks_like_compaction_is_still_the_persons(workspace):
     keep, messages = session_with("[compacted] this is what I typed", "[snipped 3 messages → x] mine too")
-    once = compact_history(messages + [user("go on")], lambda r: VAGUE, workspace=workspace, continuity=keep)
+    once = compact_history(messages + [user("go on")], vague(workspace, keep))
     keep.typed_message("go on")
     once.append(say("ok, " + "going on with the work " * 100))
-    twice = compact_history(once + [user("and again")], lambda r: VAGUE, workspace=workspace, continuity=keep)
+    twice = compact_history(once + [user("and again")], vague(workspace, keep))
     texts = user_texts(twice)
     assert "[compacted] this is what I typed" in texts and "[snipped 3 messages → x] mine too" in texts
     assert sum(t.startswith("Summary of the conversation") for t in texts) == 1    # the old summary is not "typed"
@@ -103,7 +108,7 @@ def test_snip_keeps_the_original_task_when_a_note_follows_an_interruption(worksp
     texts = user_texts(out)
     assert len(out) < len(messages) and valid(out)
     assert "PLEASE refactor parser.py, keep the API" in texts and "also add tests" in texts
-    marker = next(m for m in out if "[snipped " in json.dumps(m))
+    marker = next(m for m in out if SNIP_PREFIX in json.dumps(m))
     assert INTERRUPTED_MARK not in user_texts([marker])                # marks are not the person's
 
 
@@ -141,14 +146,14 @@ def test_ledger_over_budget_collapses_the_oldest_per_folder_and_never_drops_sile
 def test_the_second_compaction_keeps_what_the_first_recorded(workspace):
     keep = Continuity()
     messages = []
-    for turn, path in enumerate(["first/a.py", "second/b.py", "third/c.py"], 1):
+    for path in ["first/a.py", "second/b.py", "third/c.py"]:
         keep.typed_message(f"work on {path}")
         add_user_text(messages, f"work on {path}")
         c = call("read_file", path=path)
         messages += [ask(c), results((c, "code " * 300))]
         keep.tool_done(c, "code", False)
         messages.append(say("done"))
-        messages = compact_history(messages, lambda r: VAGUE, workspace=workspace, continuity=keep)
+        messages = compact_history(messages, vague(workspace, keep))
     text = json.dumps(messages)
     assert all(p in text for p in ["first/a.py", "second/b.py", "third/c.py"])
     assert all(t in text for t in keep.ledger.transcripts()) and len(keep.ledger.transcripts()) == 3
@@ -167,7 +172,7 @@ def test_the_session_log_rebuilds_the_continuity_exactly(workspace):
         history += [ask(c), results((c, f"{text}\n[exit code 0]"))]
         keep.tool_done(c, f"{text}\n[exit code 0]", False)
         history.append(say("ok, " + "the details of it " * 100))
-    history[:] = compact_history(list(history), lambda r: VAGUE, workspace=workspace, continuity=keep)
+    history[:] = compact_history(list(history), vague(workspace, keep))
     history.log.close()
     loaded = load_session(history.log.path)
     assert loaded.continuity.snapshot() == keep.snapshot()
