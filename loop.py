@@ -3,8 +3,8 @@
     run_turn(messages, text, agent)
       └─ agent_loop(messages, agent)
            ├─ messages[:] = compactor.prepare(messages)  # the four-layer pipeline, before every call
-           ├─ reply = agent.llm.stream(...)              # text streams out as events
-           │     └─ "prompt is too long" → reactive compaction, retry once
+           ├─ reply = agent.ask_model(messages)          # text streams out as events
+           │     └─ ErrorKind.PROMPT_TOO_LONG → reactive compaction, retry once
            ├─ messages.append(assistant reply)
            ├─ run every tool_use in order (each one approved first) → one user message of tool_results
            └─ the compact tool asked? → compact now (once per turn), carry on from the summary
@@ -30,7 +30,8 @@ from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, a
                      close_dangling_tool_uses, text_of, tool_result)
 from history import blocks as history_blocks
 from instructions import changed as instructions_changed, load_instructions
-from llm import KNOWN_STOP_REASONS, LLM, LLMError, ModelReply
+from llm import KNOWN_STOP_REASONS, ErrorKind, LLMError, ModelReply, Provider, Request
+from prompt_cache import CacheMarks
 from redact import secret_values
 from tools import ToolContext, ToolResult, run_tool, tool_schemas
 from tools.preview import planned_change, target_path
@@ -49,12 +50,13 @@ verbatim; the whole conversation is saved under .transcripts/, where read_file o
 
 @dataclass
 class Agent:
-    """Everything one session needs: settings, the model, the tools' context, the compactor, where
-    events go, the approval policy and how to ask the person (None: nobody can be asked)."""
+    """Everything one session needs: settings, the model (a Provider, llm/contract.py; None: no usable
+    one), the tools' context, the compactor, where events go, the approval policy and how to ask the
+    person (None: nobody can be asked). The prompt-cache marks are the conversation's (prompt_cache.py)."""
 
     settings: object
     workspace: Path
-    llm: LLM | None
+    provider: Provider | None
     emit: Emit
     tools: list[dict] = field(default_factory=tool_schemas)
     base_system: str = ""
@@ -62,14 +64,16 @@ class Agent:
     compactor: Compactor | None = None        # an earlier agent's (settings reloaded): what it learned stays
     approvals: Approvals = field(default_factory=Approvals)
     ask: object = None
-    secrets: tuple | None = None              # every credential to redact (Access.secrets()); None: the settings'
+    secrets: tuple | None = None              # every credential to redact; None: the provider's (or the settings')
 
     def __post_init__(self):
         self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
         self.instructions = load_instructions(self.workspace)
-        self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings,
-                                    secrets=secret_values(self.settings) if self.secrets is None else self.secrets)
+        self.cache_marks = CacheMarks()
+        if self.secrets is None:
+            self.secrets = self.provider.secrets() if self.provider is not None else secret_values(self.settings)
+        self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings, secrets=self.secrets)
         if self.compactor is None:
             self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
                                        self.system, self.tools, self.continuity)
@@ -79,8 +83,22 @@ class Agent:
                 self.tools, self.continuity
             c.use_settings(self.settings)
 
+    def ask_model(self, messages: list[dict], purpose: str = "answer", emit: Emit | None = None,
+                  max_tokens: int | None = None) -> ModelReply:
+        """One model call with the conversation's system prompt and tools, and its cache marks."""
+        system = self.system
+        done = None
+        if self.settings.caching:
+            system, messages, done = self.cache_marks.mark(system, messages, purpose, self.cache_ttl())
+        request = Request(model=self.settings.model_id, system=system, messages=messages, tools=self.tools,
+                          max_tokens=max_tokens or self.settings.max_tokens, purpose=purpose)
+        reply = self.provider.stream(request, self.emit if emit is None else emit)
+        if done is not None:
+            done()
+        return reply
+
     def cache_ttl(self) -> str:
-        """How long the prompt's cache breakpoints live (llm.cache_breakpoints): CACHE_TTL, where auto
+        """How long the prompt's cache breakpoints live (prompt_cache.py): CACHE_TTL, where auto
         follows how the person pauses (compaction/window.py)."""
         ttl = self.settings.cache_ttl
         return ttl if ttl != "auto" else self.compactor.cache.auto_ttl()
@@ -119,9 +137,7 @@ class Agent:
         def quiet(event):     # show the spinner and retries, not the summary's text
             if isinstance(event, (RequestStarted, Retrying, ResponseDone)):
                 self.emit(event)
-        reply = self.llm.stream(system=self.system, messages=request, tools=self.tools,
-                                max_tokens=self.settings.summary_max_tokens, emit=quiet, purpose="summary",
-                                cache_ttl=self.cache_ttl())
+        reply = self.ask_model(request, "summary", quiet, self.settings.summary_max_tokens)
         return text_of({"content": reply.content}), reply.stop_reason
 
 
@@ -234,17 +250,16 @@ def strip_trailing_space(messages: list[dict]) -> None:
 
 
 def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
-    """One model call after the pipeline; "prompt is too long" gets reactive compaction and one retry."""
+    """One model call after the pipeline; a prompt too long gets reactive compaction and one retry."""
     retries_left = MAX_REACTIVE_RETRIES
     while True:
         prepared = agent.compactor.prepare(messages)
         if prepared is not messages:
             messages[:] = prepared
         try:
-            reply = agent.llm.stream(system=agent.system, messages=messages, tools=agent.tools, emit=agent.emit,
-                                     cache_ttl=agent.cache_ttl())
+            reply = agent.ask_model(messages)
         except LLMError as err:
-            if err.kind != "prompt_too_long" or retries_left <= 0:
+            if err.kind is not ErrorKind.PROMPT_TOO_LONG or retries_left <= 0:
                 raise
             retries_left -= 1
             messages[:] = agent.compactor.reactive(messages, err.counted, err.maximum)
@@ -324,6 +339,6 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
     except LLMError as err:
         close_dangling_tool_uses(messages)
         hint = " — still too long after compaction; try /compact with a focus, or /clear" \
-            if err.kind == "prompt_too_long" else ""
+            if err.kind is ErrorKind.PROMPT_TOO_LONG else ""
         agent.emit(Notice(f"{err}{hint}", "error"))
         return TurnResult(ok=False, error=str(err))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from config import Settings
+from llm.contract import ErrorKind
 from events import Compaction, Emit, ignore
 from history import blocks
 from storage import relative, write_transcript
@@ -141,7 +142,7 @@ def _ask(summarize: Summarize, make_request) -> tuple[str, str | None]:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 — any failure of the call is a failed summary
-            if budget_share == 1.0 and "too long" in str(exc).lower():
+            if budget_share == 1.0 and getattr(exc, "kind", None) is ErrorKind.PROMPT_TOO_LONG:
                 continue
             raise SummaryFailed(f"the summary call failed: {exc}") from None
     raise AssertionError("unreachable")

@@ -95,7 +95,8 @@ def breakdown(messages: list[dict], system=None, tools=None, instructions: str =
             "tools": estimate_tools(tools), "messages": everything - results, "tool results": results}
 
 
-def usage_tokens(usage: dict) -> int:
-    """Everything a response's usage covers: the prompt (uncached + cache read + cache write) and output."""
-    return sum(usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
-                                           "cache_creation_input_tokens", "output_tokens"))
+def usage_tokens(usage) -> int:
+    """Everything a response's usage covers (a Usage, an API usage dict, or None): the prompt (uncached +
+    cache read + cache write) and output."""
+    from llm.usage import Usage       # (the llm package imports history, which this package's users import)
+    return Usage.of(usage).total

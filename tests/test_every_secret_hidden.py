@@ -127,8 +127,8 @@ def test_the_tools_and_the_client_share_that_set(tmp_path, workspace):
     environ = base_env(tmp_path, None, anthropic_api_key=ENV_KEY)
     write(user_settings_file(environ), f"ANTHROPIC_API_KEY={REAL}\n")
     app, _ = make_app(workspace, environ)
-    assert REAL in app.agent.tool_ctx.secrets and REAL in app.agent.llm.secrets
-    assert app.agent.tool_ctx.secrets == app.agent.llm.secrets
+    assert REAL in app.agent.tool_ctx.secrets and REAL in app.agent.provider.secrets()
+    assert app.agent.tool_ctx.secrets == app.agent.provider.secrets()
     app.close()
 
 
