@@ -39,6 +39,13 @@ class ScriptedModel(Exchange):
     def secrets(self) -> tuple:
         return self._secrets
 
+    def bind(self, settings, key_source: str = "", secrets: tuple | None = None) -> ScriptedModel:
+        """This model, configured as make_provider would configure a new one (tests keep one model
+        across the App's rebuilds: PROVIDERS["scripted"] = model.bind)."""
+        self.settings = settings
+        self._secrets = tuple(secrets) if secrets is not None else secret_values(settings)
+        return self
+
     def stream(self, request: Request, emit: Emit = ignore) -> ModelReply:
         retries = self.settings.api_max_retries if self.settings is not None else 0
         return call_with_retries(request, emit, lambda: self._events(request), self._fail, self._stream_error,
