@@ -20,6 +20,7 @@ import math
 import re
 
 from history import blocks
+from llm.usage import Usage
 
 ASCII_CHARS_PER_TOKEN = 3.5
 TOKENS_PER_NEWLINE = 0.5
@@ -98,5 +99,4 @@ def breakdown(messages: list[dict], system=None, tools=None, instructions: str =
 def usage_tokens(usage) -> int:
     """Everything a response's usage covers (a Usage, an API usage dict, or None): the prompt (uncached +
     cache read + cache write) and output."""
-    from llm.usage import Usage       # (the llm package imports history, which this package's users import)
     return Usage.of(usage).total

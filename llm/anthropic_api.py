@@ -45,8 +45,10 @@ class AnthropicProvider:
         if self._client is None:
             import anthropic
             s = self.settings
-            credential = {"api_key": s.anthropic_api_key} if s.anthropic_api_key else {"auth_token": s.anthropic_auth_token}
-            self._client = anthropic.Anthropic(base_url=s.base_url, max_retries=0, timeout=s.api_timeout, **credential)
+            credential = ({"api_key": s.anthropic_api_key} if s.anthropic_api_key
+                          else {"auth_token": s.anthropic_auth_token})
+            self._client = anthropic.Anthropic(base_url=s.base_url, max_retries=0, timeout=s.api_timeout,
+                                               **credential)
         return self._client
 
     def _fail(self, exc) -> LLMError:
@@ -55,8 +57,8 @@ class AnthropicProvider:
             return LLMError(f"The answer from {url} took longer than {exc.seconds:g}s in all "
                             "(API_TOTAL_TIMEOUT); it was abandoned.", ErrorKind.TIMEOUT)
         if isinstance(exc, StreamTimeout):
-            return LLMError(f"No data from {url} for {exc.seconds:g}s (API_TIMEOUT; pings do not count); the answer was "
-                            "abandoned.", ErrorKind.TIMEOUT, retryable=True)
+            return LLMError(f"No data from {url} for {exc.seconds:g}s (API_TIMEOUT; pings do not count); the answer "
+                            "was abandoned.", ErrorKind.TIMEOUT, retryable=True)
         if isinstance(exc, MalformedStream):
             return LLMError(f"The endpoint {url} sent a malformed stream ({exc}).", ErrorKind.MALFORMED)
         return classify(exc, s.base_url, s.model_id, s.api_timeout, self._secrets, self.key_source)

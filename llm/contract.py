@@ -70,12 +70,11 @@ class Request:
     max_tokens: int
     tools: list[dict] | None = None
     purpose: str = "answer"             # "answer" or "summary"
-    extra: dict = field(default_factory=dict)     # further API parameters, passed as they are
 
     def params(self) -> dict:
         """The Messages API parameters (without `stream`)."""
         params = {"model": self.model, "max_tokens": self.max_tokens, "system": self.system,
-                  "messages": self.messages, **self.extra}
+                  "messages": self.messages}
         if self.tools:
             params["tools"] = self.tools
         return params

@@ -121,4 +121,5 @@ def too_long(message: str, status: int) -> LLMError:
     """"Prompt is too long", with the API's "N tokens > M maximum" as numbers when it said them."""
     found = _TOO_LONG.search(message)
     counted, maximum = (int(g.replace(",", "")) for g in found.groups()) if found else (None, None)
-    return LLMError(f"Prompt too long: {message}", ErrorKind.PROMPT_TOO_LONG, status, counted=counted, maximum=maximum)
+    return LLMError(f"Prompt too long: {message}", ErrorKind.PROMPT_TOO_LONG, status, counted=counted,
+                    maximum=maximum)

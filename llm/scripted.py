@@ -87,5 +87,6 @@ class ScriptedModel(Exchange):
             return
         if reply.get("stream_error"):
             kind = reply["stream_error"]
-            yield {"type": "error", "error": {"type": kind, "message": STREAM_ERROR_MESSAGES.get(kind, "Internal server error")}}
+            said = STREAM_ERROR_MESSAGES.get(kind, "Internal server error")
+            yield {"type": "error", "error": {"type": kind, "message": said}}
         raise LLMError(f"The connection to {WHERE} dropped mid-answer.", ErrorKind.DROPPED, retryable=True)

@@ -19,7 +19,7 @@ from events import Emit, Notice, RequestStarted, ResponseDone, Retrying
 from history import blocks as history_blocks
 from llm.contract import ErrorKind, LLMError, ModelReply, Request
 from llm.reply import Accumulator
-from llm.usage import INPUT, OUTPUT
+from llm.usage import INPUT, Usage
 
 MIN_REPLY_CHARS = 2_000_000       # an answer may hold max(this, MAX_TOKENS × CHARS_PER_TOKEN_BOUND) chars
 CHARS_PER_TOKEN_BOUND = 64
@@ -53,7 +53,7 @@ def call_with_retries(request: Request, emit: Emit, open_events: Callable[[], It
         except BaseException as exc:
             if acc.usage.get(INPUT) is not None:
                 # the API billed the prompt even though the answer never completed
-                emit(ResponseDone(None, {**acc.usage, OUTPUT: acc.usage.get(OUTPUT, 0)}, purpose))
+                emit(ResponseDone(None, Usage.of(acc.usage).to_api(), purpose))
             if not isinstance(exc, Exception):
                 raise                     # Ctrl-C: the loop repairs the history
             err = fail(exc)
@@ -68,7 +68,7 @@ def call_with_retries(request: Request, emit: Emit, open_events: Callable[[], It
         reply = acc.reply(taken_ids)
         for note in reply.notes:
             emit(Notice(note, "warning"))
-        emit(ResponseDone(reply.stop_reason, acc.usage, purpose))
+        emit(ResponseDone(reply.stop_reason, reply.usage.to_api() if reply.usage else {}, purpose))
         return reply
     raise AssertionError("unreachable")
 

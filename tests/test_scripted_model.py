@@ -44,7 +44,8 @@ def same_reply(model, http, req):
 
 
 def test_it_answers_a_script_as_the_stand_in_does():
-    script = [{"text": "hello there"}, {"text": "running", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
+    script = [{"text": "hello there"},
+              {"text": "running", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
               {"text": "a long answer " * 50, "stop_reason": "max_tokens"}]
     model, server, http = both(*script)
     try:
