@@ -166,3 +166,37 @@ def test_importing_the_seam_does_not_import_the_sdk():
     code = "import sys, llm, loop; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_one_hour_cache_writes_reach_the_usage_and_are_priced_at_twice_the_input():
+    """The API's `cache_creation` split survives cleaning: /cost prices a one-hour write at 2×."""
+    from costs import Tally
+    from prompt_cache import cache_breakpoints
+    model = ScriptedModel(script=[{"text": "ok"}])
+    system, messages, _ = cache_breakpoints("You are a test. " * 400, [user("hi " * 800)], None, True, "1h")
+    events = []
+    reply = model.stream(request(messages, system=system), events.append)
+    assert reply.usage.cache_write_1h == reply.usage.cache_write > 0
+    assert Usage.of(reply.usage.to_api()) == reply.usage
+    tally = Tally()
+    tally.add([e for e in events if isinstance(e, ResponseDone)][0].usage, price=(1.0, 0.0))
+    assert tally.usd["writes"] == pytest.approx(2.0 * reply.usage.cache_write / 1_000_000)
+
+
+def test_the_summary_call_retries_on_the_error_kind_not_on_its_wording():
+    from compaction.summary import SummaryFailed, _ask
+    shares = []
+
+    def summarize_with(error):
+        def summarize(share):
+            shares.append(share)
+            if share == 1.0:
+                raise error
+            return "summary", "end_turn"
+        return summarize
+    too_long = LLMError("Prompt too long: 9 tokens > 5 maximum", ErrorKind.PROMPT_TOO_LONG, 400, counted=9, maximum=5)
+    assert _ask(summarize_with(too_long), lambda share: share) == ("summary", "end_turn") and shares == [1.0, 0.5]
+    shares.clear()
+    with pytest.raises(SummaryFailed):
+        _ask(summarize_with(LLMError("The text is too long", ErrorKind.SERVER)), lambda share: share)
+    assert shares == [1.0]
