@@ -68,9 +68,10 @@ class AnthropicProvider:
 
     def stream(self, request: Request, emit: Emit = ignore) -> ModelReply:
         s, params = self.settings, request.params()
+        client = self.client        # (the SDK is imported here, before the call's clocks start)
 
         def open_events():
-            return watched_events(lambda: self.client.messages.with_streaming_response.create(stream=True, **params),
+            return watched_events(lambda: client.messages.with_streaming_response.create(stream=True, **params),
                                   s.api_timeout, s.api_total_timeout)
         ended = f"The stream from {redact_url(s.base_url)} ended before the answer was complete."
         return call_with_retries(request, emit, open_events, self._fail, self._stream_error, s.api_max_retries, ended)
