@@ -7,6 +7,7 @@
            │     └─ ErrorKind.PROMPT_TOO_LONG → reactive compaction, retry once
            ├─ messages.append(assistant reply)
            ├─ run every tool_use in order (each one approved first) → one user message of tool_results
+           │     (tool_round.py)
            └─ the compact tool asked? → compact now (once per turn), carry on from the summary
 
 `messages` is one list of plain dicts, changed in place. It is valid for the
@@ -17,24 +18,21 @@ never appended.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from approvals import Approvals
 from big_input import fit_input
 from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity
-from events import (Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolOutput,
-                    ToolStarted)
-from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text, clean_text,
-                     close_dangling_tool_uses, text_of, tool_result)
+from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying
+from history import INTERRUPTED_MARK, add_user_text, clean_text, close_dangling_tool_uses, text_of
 from history import blocks as history_blocks
 from instructions import changed as instructions_changed, load_instructions
 from llm import KNOWN_STOP_REASONS, ErrorKind, LLMError, ModelReply, Provider, Request
 from prompt_cache import CacheMarks
 from redact import secret_values
-from tools import ToolContext, ToolResult, run_tool, tool_schemas
-from tools.preview import planned_change, target_path
+from tool_round import run_tools
+from tools import ToolContext, tool_schemas
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
@@ -149,93 +147,6 @@ class TurnResult:
     error: str = ""
 
 
-def _approve(call: dict, agent: Agent):
-    """(refusal or None, the planned file change): the approval, which may ask the person."""
-    name, args = call["name"], call.get("input")
-    change = planned_change(agent.tool_ctx, name, args)
-    return agent.approvals.review(name, args, change, agent.ask, target_path(agent.tool_ctx, name, args)), change
-
-
-def _run_one(call: dict, agent: Agent) -> ToolResult:
-    """Run one approved call; its output streams out as ToolOutput events."""
-    agent.tool_ctx.progress = lambda text: agent.emit(ToolOutput(call["id"], agent.tool_ctx.redact(text)))
-    try:
-        return run_tool(call["name"], call.get("input"), agent.tool_ctx)
-    finally:
-        agent.tool_ctx.progress = None
-
-
-def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent,
-               cut_off: bool = True) -> None:
-    """Approve and execute calls in order. Each result enters the history (and the session log) as soon
-    as it exists, in one user message that grows; what the person typed when saying no follows the
-    results in that message, as their own words. On Ctrl-C the rest are answered as interrupted (the
-    call that was running) or not run (the one being asked about, and those after it)."""
-    results: list[dict] = []
-    typed: list[dict] = []
-
-    def add(result: dict, call: dict, meta: dict | None = None) -> None:
-        results.append(result)
-        agent.continuity.tool_done(call, result["content"], bool(result.get("is_error")), meta)
-        message = {"role": "user", "content": list(results) + typed}
-        if len(results) == 1:
-            messages.append(message)
-        else:
-            messages[-1] = message
-
-    limit = getattr(agent.settings, "max_tokens", "?")
-    running = asking = None
-    started = time.monotonic()
-    try:
-        for call in calls:
-            if call["id"] in incomplete:
-                add(tool_result(call["id"], f"This call was cut off by the output limit (MAX_TOKENS={limit}) "
-                                "before its input was complete, so it was not run. Retry with smaller pieces "
-                                "(e.g. write a large file in parts)." if cut_off else "The input of this call "
-                                "was not a valid JSON object (or was nested too deeply), so it was not run.", True),
-                    call)
-                continue
-            agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
-            asking = call
-            refusal, change = _approve(call, agent)
-            asking = None
-            if refusal is not None:
-                if refusal.notice:
-                    agent.emit(Notice(refusal.notice, "warning"))
-                reason = clean_text(refusal.reason).strip()
-                if reason:
-                    typed.append({"type": "text", "text": reason})
-                content = agent.tool_ctx.redact(refusal.result)
-                add(tool_result(call["id"], content, True), call)
-                if reason:            # the person's own words: kept through every compaction, like a message
-                    agent.continuity.typed_message(reason)
-                agent.emit(ToolFinished(call["id"], call["name"], content, True, 0.0, {"declined": refusal.shown},
-                                        call.get("input")))
-                continue
-            running, started = call, time.monotonic()      # the time shown is the tool's, not the question's
-            result = _run_one(call, agent)
-            content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
-            add(tool_result(call["id"], content, result.is_error), call, result.meta)
-            running = None
-            agent.emit(ToolFinished(call["id"], call["name"], content, result.is_error, time.monotonic() - started,
-                                    {**result.meta, "change": change}, call.get("input")))
-    except KeyboardInterrupt as exc:
-        partial, stopped = agent.tool_ctx.redact(getattr(exc, "partial", "")), len(results)
-        if running is not None:
-            agent.emit(ToolFinished(running["id"], running["name"], partial, True, time.monotonic() - started,
-                                    {"interrupted": True}, running.get("input")))
-        elif asking is not None:         # stopped at the question: it never started
-            agent.emit(ToolFinished(asking["id"], asking["name"], NOT_STARTED_RESULT, True, 0.0,
-                                    {"declined": "not run: interrupted at the question"}, asking.get("input")))
-        for call in calls[stopped:]:
-            if running is not None and call is calls[stopped]:       # the call that was running
-                note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")
-            else:
-                note = NOT_STARTED_RESULT
-            add(tool_result(call["id"], note, True), call)
-        raise
-
-
 def strip_trailing_space(messages: list[dict]) -> None:
     """The API refuses a final assistant message whose text ends in whitespace; trim it (or drop a block
     or message left empty)."""
@@ -306,7 +217,7 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
                               "warning"))
         if not calls:
             return reply
-        _run_tools(messages, calls, reply.incomplete_tool_ids, agent, reply.stop_reason == "max_tokens")
+        run_tools(messages, calls, reply.incomplete_tool_ids, agent, reply.stop_reason == "max_tokens")
         ctx = agent.tool_ctx
         if ctx.compact_request is not None:
             focus, ctx.compact_request, ctx.compact_done = ctx.compact_request, None, True
