@@ -33,7 +33,7 @@ class ScriptedModel(Exchange):
     def __init__(self, settings=None, key_source: str = "", secrets: tuple | None = None, *, script=None,
                  brain=None, strict: bool = True, context_window: int = DEFAULT_WINDOW, cache=None):
         super().__init__(script, brain, strict, context_window, cache)
-        self.settings = settings
+        self.settings, self.key_source = settings, key_source
         self._secrets = tuple(secrets) if secrets is not None else secret_values(settings) if settings else ()
 
     def secrets(self) -> tuple:
@@ -42,7 +42,7 @@ class ScriptedModel(Exchange):
     def bind(self, settings, key_source: str = "", secrets: tuple | None = None) -> ScriptedModel:
         """This model, configured as make_provider would configure a new one (tests keep one model
         across the App's rebuilds: PROVIDERS["scripted"] = model.bind)."""
-        self.settings = settings
+        self.settings, self.key_source = settings, key_source
         self._secrets = tuple(secrets) if secrets is not None else secret_values(settings)
         return self
 
@@ -55,7 +55,7 @@ class ScriptedModel(Exchange):
         return exc if isinstance(exc, LLMError) else LLMError(f"Model call failed: {exc}", ErrorKind.UNKNOWN)
 
     def _stream_error(self, data) -> LLMError:
-        return stream_error(data, WHERE, "", self._secrets)
+        return stream_error(data, WHERE, "", self._secrets, self.key_source)
 
     def _events(self, request: Request):
         """One attempt: the request as the wire would carry it, checked, answered as stream events."""
@@ -74,7 +74,7 @@ class ScriptedModel(Exchange):
             status, message, kind = failure
             self.answers.append(f"{status} {message}")
             wait = retry_after({"retry-after": str(reply["retry_after"])}) if "retry_after" in reply else None
-            raise from_status(status, kind, message, WHERE, body["model"], wait)
+            raise from_status(status, kind, message, WHERE, body["model"], wait, self.key_source)
         message, blocks = self.answer(body, reply, prompt)
         fault = reply.get("drop") == "mid" or reply.get("stream_error")
         sent = 0
@@ -82,7 +82,8 @@ class ScriptedModel(Exchange):
             if fault and (name == "message_delta" or place is not None and 0 < sent >= place[1] // 2):
                 break
             sent += CHUNK if place is not None else 0
-            yield data
+            if name != "ping":          # as the HTTP path: pings never reach the answer
+                yield data
         else:
             return
         if reply.get("stream_error"):
