@@ -39,7 +39,8 @@ def _error_message(body) -> tuple[str, str]:
     body = body if isinstance(body, dict) else {}
     err = body.get("error", body)
     err = err if isinstance(err, dict) else {}
-    kind = err.get("type") if isinstance(err.get("type"), str) else ""
+    kind = err.get("type")
+    kind = kind if isinstance(kind, str) else ""
     return kind[:64], err.get("message") or ""
 
 

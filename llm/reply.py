@@ -80,7 +80,9 @@ class Accumulator:
         self.emit, self.max_chars, self.on_error = emit, max_chars, on_error
         self.blocks: dict[int, dict] = {}
         self.json_parts: dict[int, list[str]] = {}
-        self.stop_reason, self.usage, self.done, self.shown, self.size = None, {}, False, False, 0
+        self.stop_reason: str | None = None
+        self.usage: dict = {}
+        self.done, self.shown, self.size = False, False, 0
 
     def _grow(self, chars: int) -> None:
         self.size += chars + EVENT_COST

@@ -75,10 +75,10 @@ class ScriptedModel(Exchange):
             self.answers.append(f"{status} {message}")
             wait = retry_after({"retry-after": str(reply["retry_after"])}) if "retry_after" in reply else None
             raise from_status(status, kind, message, WHERE, body["model"], wait, self.key_source)
-        message, blocks = self.answer(body, reply, prompt)
+        answer, blocks = self.answer(body, reply, prompt)
         fault = reply.get("drop") == "mid" or reply.get("stream_error")
         sent = 0
-        for name, data, place in stream_events(message, blocks, CHUNK):
+        for name, data, place in stream_events(answer, blocks, CHUNK):
             if fault and (name == "message_delta" or place is not None and 0 < sent >= place[1] // 2):
                 break
             sent += CHUNK if place is not None else 0

@@ -33,7 +33,7 @@ def clean_count(value) -> int | None:
 def clean_usage(usage) -> dict:
     """The token counts of an API usage object as sane integers; anything else dropped (a key that
     is absent stays absent: a stream's later events update only what they carry)."""
-    out = {}
+    out: dict = {}
     if not isinstance(usage, dict):
         return out
     for key in USAGE_KEYS:
@@ -67,7 +67,7 @@ class Usage:
 
     def to_api(self) -> dict:
         """The API's shape: the four counts, and the one-hour split when there is one."""
-        out = {INPUT: self.input, OUTPUT: self.output, CACHE_WRITE: self.cache_write, CACHE_READ: self.cache_read}
+        out: dict = {INPUT: self.input, OUTPUT: self.output, CACHE_WRITE: self.cache_write, CACHE_READ: self.cache_read}
         if self.cache_write_1h:
             out[SPLIT] = {SPLIT_1H: self.cache_write_1h}
         return out

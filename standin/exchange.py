@@ -171,7 +171,8 @@ def stream_events(message: dict, blocks: list[dict], size: int):
     yield "ping", {"type": "ping"}, None
     for index, block in enumerate(blocks):
         if block["type"] == "text":
-            first, piece_key, text = {"type": "text", "text": ""}, "text", block["text"]
+            first: dict = {"type": "text", "text": ""}
+            piece_key, text = "text", block["text"]
         else:
             first = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             piece_key, text = "partial_json", block.get("_partial") or json.dumps(block["input"])
