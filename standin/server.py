@@ -203,11 +203,11 @@ class Handler(BaseHTTPRequestHandler):
             status, message, kind = failure
             headers = {"retry-after": str(reply["retry_after"])} if "retry_after" in reply else None
             return self._send_error(status, message, kind, headers)
-        message, blocks = self.standin.answer(body, reply, prompt)
+        answer, blocks = self.standin.answer(body, reply, prompt)
         if body.get("stream"):
-            self._stream(message, blocks, reply)
+            self._stream(answer, blocks, reply)
         else:
-            self._send_json(200, message)
+            self._send_json(200, answer)
 
     def _stream(self, message: dict, blocks: list[dict], reply: dict) -> None:
         self.send_response(200)
