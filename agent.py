@@ -31,7 +31,7 @@ from costs import Ledger, price_of
 from events import (Ask, ClearScreen, ContextReport, CostReport, MemoryReport, Notice, ResponseDone, ShowToolResult,
                     ToolFinished, TurnStatus, ignore)
 from history import drop_interruption_marks
-from llm import LLM
+from llm import make_provider
 from redact import redact_data
 from loop import Agent, TurnResult, agent_loop, run_turn  # noqa: F401  (agent_loop re-exported)
 from session import (LoadedSession, SessionBusy, SessionHistory, SessionLog, find_session, list_sessions,
@@ -129,9 +129,9 @@ class App:
                                        parse_allow_list(self.settings.allow_commands))
         secrets = self.access.secrets()           # every key s08 knows of, not only the one in use
         usable = self.settings.has_credentials and not self.settings.endpoint_problem
-        llm = LLM(self.settings, self.access.result.credential_source(), secrets) if usable else None
+        provider = make_provider(self.settings, self.access.result.credential_source(), secrets) if usable else None
         self.continuity.workspace = self.workspace
-        self.agent = Agent(self.settings, self.workspace, llm, self.emit, continuity=self.continuity,
+        self.agent = Agent(self.settings, self.workspace, provider, self.emit, continuity=self.continuity,
                            compactor=self.agent.compactor if self.agent else None, approvals=self.approvals,
                            ask=self.approver, secrets=secrets)
         # refused to write_file / edit_file: the settings and the endpoints the person agreed to
@@ -210,7 +210,7 @@ class App:
         self._reload_if_changed()
         if not self.settle_endpoint():
             return TurnResult(ok=False, error="endpoint not agreed to")
-        if self.agent.llm is None:
+        if self.agent.provider is None:
             self.emit(Notice(self.missing_key_message(), "error"))
             return TurnResult(ok=False, error="no API key")
         self.ledger.begin_turn()
@@ -298,7 +298,7 @@ class App:
         self._reload_if_changed()
         if not self.settle_endpoint():
             return
-        if self.agent.llm is None:
+        if self.agent.provider is None:
             self.emit(Notice(self.missing_key_message(), "error"))
             return
         self.messages[:] = self.agent.compactor.compact(self.messages, focus)

@@ -45,6 +45,8 @@ class Settings:
     anthropic_auth_token: str = _field("", "alternative to the key, for compatible endpoints")
     anthropic_base_url: str = _field("", "Anthropic-compatible endpoint; empty = api.anthropic.com")
     model_id: str = _field(DEFAULT_MODEL, "model name sent to the API")
+    provider: str = _field("anthropic", "what answers: anthropic (the Messages API), or scripted (s08's "
+                                        "in-process scripted model, for tests and benches)", "provider")
     max_tokens: int = _field(8000, "max output tokens per model call", "int", 1)
     bash_timeout: float = _field(BASH_TIMEOUT, "seconds before a bash command's process group is killed", "float", 0.1)
     api_max_retries: int = _field(2, "retries on 429/5xx/connection errors", "int", 0)
@@ -164,6 +166,12 @@ def _parse(name: str, raw: str, kind: str, minimum):
         word = raw.strip().lower()
         if word not in ("5m", "1h", "prefix", "auto"):
             raise ValueError("must be 5m, 1h, prefix or auto")
+        return word
+    elif kind == "provider":
+        from llm.providers import PROVIDERS     # (llm imports this module through redact)
+        word = raw.strip().lower()
+        if word not in PROVIDERS:
+            raise ValueError(f"must be one of {', '.join(PROVIDERS)}")
         return word
     elif kind == "mode":
         word = raw.strip().lower().replace("-", "_")

@@ -59,7 +59,7 @@ from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
 from compaction.window import MIN_WINDOW
 from compaction.tokens import usage_tokens
 from history import SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
-from llm_reply import clean_usage
+from llm.usage import clean_usage
 from session_file import SessionBusy, SessionLog, new_session_id  # noqa: F401  (re-exported)
 from session_repair import make_sendable
 from storage import SESSIONS_DIR

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from events import Compaction, Emit, ignore
 from history import blocks
+from llm.contract import ErrorKind
 from storage import relative, write_transcript
 from .boundaries import safe_cuts, unseen_start
 from .continuity import Continuity
@@ -171,7 +172,7 @@ def _ask(summarize: Summarize, make_request) -> tuple[str, str | None]:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 — any failure of the call is a failed summary
-            if budget_share == 1.0 and "too long" in str(exc).lower():
+            if budget_share == 1.0 and getattr(exc, "kind", None) is ErrorKind.PROMPT_TOO_LONG:
                 continue
             raise SummaryFailed(f"the summary call failed: {exc}") from None
     raise AssertionError("unreachable")

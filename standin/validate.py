@@ -171,7 +171,8 @@ def _check_cache_ttls(body: dict) -> None:
 
 def _count_cache_control(body: dict) -> int:
     count = 0
-    for part in (body.get("tools") or [], body.get("system") if isinstance(body.get("system"), list) else []):
+    system = body.get("system")
+    for part in (body.get("tools") or [], system if isinstance(system, list) else []):
         count += sum(1 for b in part if isinstance(b, dict) and b.get("cache_control"))
     for m in body.get("messages") or []:
         if isinstance(m, dict) and isinstance(m.get("content"), list):

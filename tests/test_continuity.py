@@ -5,6 +5,8 @@ Every test here uses a summary that mentions nothing, so what survives is what t
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from compaction import Continuity, SummaryJob, compact_history, snip_compact
@@ -209,6 +211,7 @@ def test_an_old_log_without_records_still_knows_what_was_typed(workspace):
 
 # ---- in the running agent -----------------------------------------------------------------------
 
+@pytest.mark.scripted
 def test_agents_md_is_in_the_system_prompt_and_a_change_applies_next_turn(app_for, standin, workspace):
     (workspace / "CLAUDE.md").write_text("Use CLAUDE rules.\n")
     (workspace / "AGENTS.md").write_text("Never touch legacy/.\n")
@@ -231,6 +234,7 @@ def test_agents_md_is_in_the_system_prompt_and_a_change_applies_next_turn(app_fo
     assert next(e for e in reversed(events) if hasattr(e, "parts")).parts["instructions"] > 0
 
 
+@pytest.mark.scripted
 def test_a_huge_or_unreadable_agents_md_costs_one_line(app_for, standin, workspace):
     (workspace / "AGENTS.md").write_text("rule\n" * 20_000)
     app, _ = app_for()
@@ -242,6 +246,7 @@ def test_a_huge_or_unreadable_agents_md_costs_one_line(app_for, standin, workspa
     assert any(w.startswith("cannot read AGENTS.md") for w in app.warnings) and app.agent.instructions.text == ""
 
 
+@pytest.mark.scripted
 def test_after_three_compactions_the_request_holds_every_instruction_file_and_transcript(app_for, standin, workspace):
     replies = []
     for turn in range(6):

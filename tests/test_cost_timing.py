@@ -18,7 +18,7 @@ from config import Settings
 from costs import Tally
 from events import Compaction, Notice
 from helpers import Model, is_summary_request
-from llm import cache_breakpoints
+from prompt_cache import cache_breakpoints
 from session import SessionHistory, load_session
 from standin import InvalidRequest, validate_request
 from standin.cache import PromptCache
