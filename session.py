@@ -57,6 +57,7 @@ from compaction.continuity import Continuity
 from compaction.ledger import WorkLedger
 from compaction.window import MIN_WINDOW
 from compaction.tokens import usage_tokens
+from events import ResponseDone
 from history import SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
 from llm_reply import clean_usage
 from session_file import SessionBusy, SessionLog, new_session_id  # noqa: F401  (re-exported)
@@ -202,6 +203,18 @@ class SessionHistory(list):
                         "insert, pop, del)")
 
     remove = sort = reverse = __imul__ = _unlogged
+
+
+class UsageLog:
+    """A Bus subscriber: what each model call cost goes into the session log (`{"t": "usage", …}`), at
+    the model serving it, so /cost after a resume knows the session's totals."""
+
+    def __init__(self, history: Callable[[], SessionHistory], model: Callable[[], str]):
+        self.history, self.model = history, model
+
+    def __call__(self, event) -> None:
+        if isinstance(event, ResponseDone) and event.usage:
+            self.history().note_usage(event.usage, event.purpose, self.model())
 
 
 @dataclass
