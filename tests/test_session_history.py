@@ -25,7 +25,8 @@ texts = st.text(alphabet="abcxyz é", min_size=1, max_size=8)
 @st.composite
 def messages(draw) -> dict:
     role = draw(st.sampled_from(["user", "assistant"]))
-    return {"role": role, "content": [{"type": "text", "text": t} for t in draw(st.lists(texts, min_size=1, max_size=3))]}
+    words = draw(st.lists(texts, min_size=1, max_size=3))
+    return {"role": role, "content": [{"type": "text", "text": t} for t in words]}
 
 
 @st.composite

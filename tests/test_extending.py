@@ -1,0 +1,89 @@
+"""What the README's "Extending s08" section promises, checked where a test can: a registered command
+is in /help, in the REPL's completion and reachable; every setting is in .env.example; every
+registered tool has a schema and is sent to the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import commands
+from commands import COMMANDS, QUIT, UNKNOWN, command, dispatch, help_entries
+from config import Settings, describe_settings
+from events import HelpReport, Notice
+from loop import Agent
+from tools import REGISTRY, tool_schemas
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Recorder:
+    """Just enough of an App for dispatch: events are kept, turns are recorded."""
+
+    def __init__(self):
+        self.events, self.turns = [], []
+
+    def emit(self, event) -> None:
+        self.events.append(event)
+
+    def turn(self, text):
+        self.turns.append(text)
+        return "turn"
+
+
+def test_every_registered_command_is_in_help_and_the_completion():
+    app = Recorder()
+    assert dispatch(app, "/help") is None
+    report = app.events[-1]
+    assert isinstance(report, HelpReport)
+    assert [name for name, _ in report.entries] == list(COMMANDS) == [name for name, _ in help_entries()]
+    assert all(help_text.strip() for _, help_text in report.entries)
+    from ui.repl import SlashCompleter
+    assert SlashCompleter(dict(help_entries())).commands.keys() == COMMANDS.keys()
+
+
+def test_help_lists_the_commands_on_screen():
+    from ui.reports import help_report
+    shown = help_report(HelpReport(help_entries())).plain
+    for name, help_text in help_entries():
+        assert name in shown and help_text in shown
+
+
+def test_a_new_command_is_one_decorated_function(monkeypatch):
+    monkeypatch.setattr(commands, "COMMANDS", dict(COMMANDS))
+    seen = []
+
+    @command("/shout", "say the argument loudly")
+    def _shout(app, arg):
+        seen.append(arg)
+        app.emit(Notice(arg.upper()))
+
+    app = Recorder()
+    assert dispatch(app, "/shout  hello ") is None and seen == ["hello"]
+    dispatch(app, "/help")
+    assert ("/shout", "say the argument loudly") in app.events[-1].entries
+
+
+def test_dispatch_words():
+    app = Recorder()
+    assert dispatch(app, "/nope") == UNKNOWN and isinstance(app.events[-1], Notice)
+    for word in ("exit", "q", "QUIT", "/quit", "/exit"):
+        assert dispatch(app, word) == QUIT
+    assert dispatch(app, "//etc is a folder") == "turn" and app.turns == ["/etc is a folder"]
+    assert dispatch(app, "a/b") == "turn" and dispatch(app, "   ") is None
+
+
+def test_every_setting_is_in_env_example():
+    example = (ROOT / ".env.example").read_text()
+    for name, _default, _doc in describe_settings():
+        assert f"\n{name}=" in example, f"{name} is missing from .env.example"
+
+
+def test_every_registered_tool_has_a_schema_and_is_sent_to_the_model(tmp_path):
+    agent = Agent(Settings(), tmp_path, None, lambda event: None)
+    sent = {schema["name"]: schema for schema in agent.tools}          # what loop.py sends as `tools`
+    assert list(sent) == list(REGISTRY) and agent.tools == tool_schemas()
+    for name, t in REGISTRY.items():
+        schema = sent[name]["input_schema"]
+        assert t.description.strip() and sent[name]["description"] == t.description
+        assert schema["type"] == "object" and isinstance(schema["properties"], dict)
+        assert set(schema.get("required", [])) <= set(schema["properties"]), name
