@@ -7,27 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import commands
-from commands import COMMANDS, QUIT, UNKNOWN, command, dispatch, help_entries
+from commands import COMMANDS, command, dispatch, help_entries
 from config import Settings, describe_settings
 from events import HelpReport, Notice
 from loop import Agent
+from test_commands import Recorder
 from tools import REGISTRY, tool_schemas
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class Recorder:
-    """Just enough of an App for dispatch: events are kept, turns are recorded."""
-
-    def __init__(self):
-        self.events, self.turns = [], []
-
-    def emit(self, event) -> None:
-        self.events.append(event)
-
-    def turn(self, text):
-        self.turns.append(text)
-        return "turn"
 
 
 def test_every_registered_command_is_in_help_and_the_completion():
@@ -61,15 +48,6 @@ def test_a_new_command_is_one_decorated_function(monkeypatch):
     assert dispatch(app, "/shout  hello ") is None and seen == ["hello"]
     dispatch(app, "/help")
     assert ("/shout", "say the argument loudly") in app.events[-1].entries
-
-
-def test_dispatch_words():
-    app = Recorder()
-    assert dispatch(app, "/nope") == UNKNOWN and isinstance(app.events[-1], Notice)
-    for word in ("exit", "q", "QUIT", "/quit", "/exit"):
-        assert dispatch(app, word) == QUIT
-    assert dispatch(app, "//etc is a folder") == "turn" and app.turns == ["/etc is a folder"]
-    assert dispatch(app, "a/b") == "turn" and dispatch(app, "   ") is None
 
 
 def test_every_setting_is_in_env_example():
