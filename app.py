@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
+from typing import Any
 
 from access import Access
 from approvals import Approvals, parse_allow_list
@@ -26,7 +27,7 @@ from compaction import Continuity
 from config import missing_key_message
 from costs import Ledger, price_of
 from credentials import consent_file
-from events import Ask, Bus, ClearScreen, Notice, ToolFinished, TurnStatus
+from events import Ask, Bus, ClearScreen, Emit, Notice, ToolFinished, TurnStatus
 from history import drop_interruption_marks
 from llm import LLM
 from loop import Agent, TurnResult, run_turn
@@ -38,6 +39,11 @@ from version import program_name
 class App:
     """One session: the settings, the agent, the conversation; the slash commands are in commands.py."""
 
+    agent: Agent                  # set by load() before anything uses it
+    approvals: Approvals
+    settings: Any
+    warnings: list[str]
+
     def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
                  resume: LoadedSession | None = None, demo: str | None = None, origin: str = "interactive",
                  approval_mode: str | None = None):
@@ -47,15 +53,17 @@ class App:
         self.access = Access(self.workspace, env_file, environ, demo)   # settings, pinned endpoint, demo
         self.ledger = Ledger(lambda: (self.settings.model_id, self.price))   # each call at the model serving it
         self.messages = SessionHistory()          # replaced below; exists before anything can emit
-        self.bus, self._ui = Bus(), None
+        self.bus = Bus()
+        self._ui: Emit | None = None              # the UI's subscription (set_emit)
         self.emit = self.bus.emit                 # wired once: the agent and every part emit here
         self.bus.subscribe(self.ledger)
         self.bus.subscribe(self._note_tool)
         self.bus.subscribe(UsageLog(lambda: self.messages, lambda: self.settings.model_id))   # /cost after a resume
-        self.approvals, self.approval_mode, self.approver, self.last_tool = None, approval_mode, None, None
+        self.approvals, self.approval_mode, self.approver = None, approval_mode, None   # type: ignore[assignment]
+        self.last_tool: ToolFinished | None = None
         self.resumed = resume
         self.continuity = resume.continuity if resume else Continuity()
-        self.agent = None
+        self.agent = None                         # type: ignore[assignment]
         self.load()
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
@@ -220,7 +228,7 @@ class App:
         if not self.access.settle(self.ask, self.emit):
             return False
         if self.access.relax_agreed != relaxed:
-            self.approvals = None                 # rebuilt from the settings the person just agreed to
+            self.approvals = None                 # type: ignore[assignment]  # rebuilt from what was agreed to
         self._rebuild()
         return True
 
@@ -252,7 +260,7 @@ class App:
         self.close()
         learned = self.agent.compactor.window.learned   # the window belongs to the endpoint, not the conversation
         self.continuity = Continuity()          # a new session (the old one stays resumable), remembering nothing
-        self.agent = None
+        self.agent = None                       # type: ignore[assignment]
         self.load()                             # and a fresh compactor: no state of the old conversation
         self._use_history(self._new_history())
         self.agent.compactor.learn_window(learned, quiet=True)
