@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import commands
 from commands import COMMANDS, command, dispatch, help_entries
 from config import Settings, describe_settings
@@ -65,3 +67,23 @@ def test_every_registered_tool_has_a_schema_and_is_sent_to_the_model(tmp_path):
         assert t.description.strip() and sent[name]["description"] == t.description
         assert schema["type"] == "object" and isinstance(schema["properties"], dict)
         assert set(schema.get("required", [])) <= set(schema["properties"]), name
+
+
+def test_every_compaction_layer_is_one_named_callable_entry():
+    """pipeline.LAYERS (the layers lane's list): each entry has a name and is called on the messages."""
+    from compaction import pipeline
+    layers = getattr(pipeline, "LAYERS", None)
+    if layers is None:
+        pytest.skip("compaction/pipeline.py has no LAYERS list in this tree")
+    names = [layer.name for layer in layers]
+    assert all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)
+    assert all(callable(layer) for layer in layers)
+
+
+def test_every_provider_is_one_mapping_line():
+    """llm/providers.py's PROVIDERS (the seam lane's mapping): a name → what builds the provider."""
+    try:
+        from llm.providers import PROVIDERS
+    except ImportError:
+        pytest.skip("no llm/providers.py in this tree")
+    assert PROVIDERS and all(isinstance(name, str) and callable(make) for name, make in PROVIDERS.items())
