@@ -134,6 +134,12 @@ class CostReport:
 
 
 @dataclass
+class HelpReport:
+    """/help: the slash commands, as (name, help text) pairs in the order they were registered."""
+    entries: list
+
+
+@dataclass
 class ClearScreen:
     """/clear: a new conversation starts on a clean screen."""
 
@@ -153,3 +159,23 @@ Ask = Callable[[Question], "str | None"]
 
 def ignore(_event: Any) -> None:
     """An emitter that drops everything (for calls whose progress nobody watches)."""
+
+
+class Bus:
+    """Where a session's events go: `emit(event)` hands each one to every subscriber, in the order they
+    subscribed (the App subscribes the cost ledger and the usage log first, the UI last)."""
+
+    def __init__(self) -> None:
+        self.subscribers: list[Emit] = []
+
+    def subscribe(self, fn: Emit) -> Emit:
+        self.subscribers.append(fn)
+        return fn
+
+    def unsubscribe(self, fn: Emit) -> None:
+        if fn in self.subscribers:
+            self.subscribers.remove(fn)
+
+    def emit(self, event: Any) -> None:
+        for fn in list(self.subscribers):
+            fn(event)

@@ -123,7 +123,7 @@ def test_context_window_exceeded_stop_reason_is_recovered(app_for, standin):
     app, events = app_for()
     assert app.turn("first").ok
     assert app.turn("second").text == "complete answer"
-    assert "partial" not in json.dumps(app.messages)          # the cut answer was dropped
+    assert "partial" not in json.dumps(list(app.messages))          # the cut answer was dropped
     assert messages_of(events, "reactive_compact")
 
 

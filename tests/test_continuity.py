@@ -9,6 +9,7 @@ import pytest
 
 import json
 
+from commands import dispatch
 from compaction import Continuity, SummaryJob, compact_history, snip_compact
 from compaction.ledger import WorkLedger
 from compaction.markers import SNIP_PREFIX
@@ -227,10 +228,10 @@ def test_agents_md_is_in_the_system_prompt_and_a_change_applies_next_turn(app_fo
     (workspace / "AGENTS.md").unlink()
     app.turn("and now")
     assert "Use CLAUDE rules." in json.dumps(standin.requests[-1]["system"])     # CLAUDE.md when there is none
-    app.memory()
+    dispatch(app, "/memory")
     report = next(e for e in events if isinstance(e, MemoryReport))
     assert report.instructions.path.name == "CLAUDE.md" and report.typed == ["hello", "next", "and now"]
-    app.context()
+    dispatch(app, "/context")
     assert next(e for e in reversed(events) if hasattr(e, "parts")).parts["instructions"] > 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import TEST_KEY, base_env
+from commands import dispatch
 from costs import Tally
 from events import CostReport, TurnStatus
 from session import SessionHistory, SessionLog, load_session
@@ -35,7 +36,7 @@ def make_app(workspace, environ, **kwargs):
 
 
 def report(app, events) -> str:
-    app.dispatch("/cost")
+    dispatch(app, "/cost")
     return str(cost_report([e for e in events if isinstance(e, CostReport)][-1]))
 
 
@@ -75,7 +76,7 @@ def test_a_resumed_demo_session_is_free_and_the_runs_total_holds_it(tmp_path, wo
     standin.queue({"text": "real"})
     app.turn("go on")
     assert f"{by_hand(standin.usages):.4f}" in report(app, events)
-    app.dispatch("/clear")
+    dispatch(app, "/clear")
     standin.queue({"text": "fresh"})
     app.turn("new")
     assert f"this run, all its sessions: 4 model calls · ${by_hand(standin.usages):.4f}" in report(app, events)

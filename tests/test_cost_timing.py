@@ -30,7 +30,7 @@ _SAVED = re.compile(r"\.task_outputs/tool-results/[^\s\"]+")
 
 def same(a, b) -> bool:
     """Equal, but for the (unique) names of files persisted outputs were written to."""
-    return _SAVED.sub("<file>", json.dumps(a)) == _SAVED.sub("<file>", json.dumps(b))
+    return _SAVED.sub("<file>", json.dumps(list(a))) == _SAVED.sub("<file>", json.dumps(list(b)))
 
 
 # ---- the index: computed once per message, never a different answer ---------------------------------
