@@ -98,6 +98,8 @@ def snip_to_transcript(messages: list[dict], max_messages: int = DEFAULTS.max_me
     if head_end >= tail_start:
         return messages, None
     snipped = messages[head_end:tail_start]
+    if all(_is_marker(m) for m in snipped):
+        return messages, None       # only an earlier snip's marker: cutting it again gains nothing
     workspace = Path(workspace or Path.cwd())
     path = transcript or reserve_transcript(workspace, SNIPPED)
     shown = relative(workspace, path)
@@ -115,3 +117,9 @@ def snip_to_transcript(messages: list[dict], max_messages: int = DEFAULTS.max_me
     emit(Compaction(CompactionKind.SNIP_COMPACT, f"snipped {len(snipped)} messages → {shown}",
                     {"path": str(path), "count": len(snipped)}))
     return out, path
+
+
+def _is_marker(message: dict) -> bool:
+    content = message.get("content")
+    return (message.get("role") == "user" and isinstance(content, list) and bool(content)
+            and isinstance(content[0], dict) and str(content[0].get("text", "")).startswith(SNIP_PREFIX))

@@ -48,6 +48,18 @@ def test_snip_leaves_short_histories_alone(workspace):
     assert snip_compact(messages, max_messages=12, workspace=workspace) is messages
 
 
+
+def test_snip_does_not_cut_only_an_earlier_marker_again(workspace):
+    """Found by the identity property test: a history whose middle is only the previous snip's
+    marker came back with an equal marker as a new object (and the transcript got a copy of it)."""
+    marker = {"role": "user", "content": [{"type": "text", "text": f"{SNIP_PREFIX}4 messages → .transcripts/s.jsonl]"}]}
+    messages = [user("please build"), say("build"), user("please build"), marker]
+    for i in range(3):
+        messages += round_trip("bash", f"output {i}", command=f"step {i}")
+    assert len(messages) == 10
+    assert snip_compact(messages, max_messages=8, target_messages=8, workspace=workspace) is messages
+    assert not (workspace / ".transcripts").exists()
+
 def long_history(rounds: int):
     messages = [user("first request: build the thing")]
     for i in range(rounds):
