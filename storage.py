@@ -122,11 +122,17 @@ def append_transcript(workspace: Path, messages: list[dict], path: Path | None =
     return path
 
 
-def relative(workspace: Path, path: Path) -> str:
-    try:
-        return str(path.relative_to(workspace))
-    except ValueError:
-        return str(path)
+def relative(workspace: Path | str | None, path: Path | str) -> str:
+    """A path as the model and the person see it: relative to the workspace (as given, or with its
+    links resolved), "." for the workspace itself; a path outside it, or a relative one, as it is."""
+    p = Path(path)
+    if workspace is not None and p.is_absolute():
+        for root in (Path(workspace), Path(workspace).resolve()):
+            try:
+                return str(p.relative_to(root)) or "."
+            except ValueError:
+                continue
+    return str(p)
 
 
 def persisted_block(shown_path: str, total_chars: int, total_lines: int, head: str, tail: str,

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
+from storage import relative
 from .tokens import estimate_text
 
 FILE_ACTIONS = {"read_file": "read", "write_file": "written", "edit_file": "edited"}
@@ -28,14 +29,8 @@ HEADER = "Work ledger (kept by s08 from the tool calls, not from a summary; turn
 
 
 def _relative(workspace: Path | None, path: str) -> str:
-    p = Path(path).expanduser()
-    if p.is_absolute() and workspace is not None:
-        for root in (workspace, workspace.resolve()):
-            try:
-                return os.path.normpath(str(p.relative_to(root)))
-            except ValueError:
-                continue
-    return os.path.normpath(str(p))
+    """A tool call's path as the ledger keeps it: workspace-relative and normalised."""
+    return os.path.normpath(relative(workspace, Path(path).expanduser()))
 
 
 def _outcome(content: str, is_error: bool, meta: dict) -> str:

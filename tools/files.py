@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from storage import relative
 from .registry import tool
 from .safe_fs import check_replaceable, open_file, replace_file
-from .workspace import ToolError, display_path, refuse_s08_files, resolve_in_workspace
+from .workspace import ToolError, refuse_s08_files, resolve_in_workspace
 
 READ_DEFAULT_LINES = 2000      # lines returned when no limit is given
 READ_MAX_CHARS = 25_000        # per call; stays under the persist threshold so reads are never persisted
@@ -33,7 +34,7 @@ def _looks_binary(f) -> bool:
 
 def _checked_file(ctx, path: str) -> tuple[Path, str]:
     target = resolve_in_workspace(ctx.workspace, path)
-    shown = display_path(ctx.workspace, target)
+    shown = relative(ctx.workspace, target)
     if not target.exists():
         raise ToolError(f"{shown}: no such file")
     if target.is_dir():
@@ -136,7 +137,7 @@ def _holds_a_key_the_content_lacks(ctx, target: Path, content: str) -> bool:
       required=["path", "content"])
 def write_file(ctx, path: str, content: str) -> str:
     target = resolve_in_workspace(ctx.workspace, path)
-    shown = display_path(ctx.workspace, target)
+    shown = relative(ctx.workspace, target)
     refuse_s08_files(ctx.workspace, target, ctx.settings_files)
     if target.is_dir():
         raise ToolError(f"{shown} is a directory")

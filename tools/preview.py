@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .workspace import ToolError, display_path, resolve_in_workspace
+from storage import relative
+from .workspace import ToolError, resolve_in_workspace
 
 MAX_PREVIEW_BYTES = 1024 * 1024
 
@@ -39,7 +40,7 @@ def target_path(ctx, name: str, args) -> str:
     if name not in ("write_file", "edit_file") or not isinstance(args, dict):
         return ""
     try:
-        return display_path(ctx.workspace, resolve_in_workspace(ctx.workspace, args.get("path")))
+        return relative(ctx.workspace, resolve_in_workspace(ctx.workspace, args.get("path")))
     except (ToolError, OSError, ValueError):
         return ""
 
@@ -50,7 +51,7 @@ def planned_change(ctx, name: str, args) -> FileChange | None:
     try:
         target = resolve_in_workspace(ctx.workspace, args.get("path"))
         before = _current_text(target)
-        shown = display_path(ctx.workspace, target)
+        shown = relative(ctx.workspace, target)
     except (ToolError, OSError, ValueError):
         return None
     if name == "write_file":

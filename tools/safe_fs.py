@@ -24,7 +24,8 @@ import secrets
 import stat
 from pathlib import Path
 
-from .workspace import ToolError, display_path
+from storage import relative
+from .workspace import ToolError
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -41,7 +42,7 @@ NEW_FILE_MODE = 0o666 & ~_umask()
 
 
 def _changed(root: Path, target: Path) -> ToolError:
-    return ToolError(f"{display_path(root, target)}: the path changed while it was being opened (a link "
+    return ToolError(f"{relative(root, target)}: the path changed while it was being opened (a link "
                      "appeared in it); not following it — check the path and try again")
 
 
@@ -102,12 +103,12 @@ def open_file(root: Path, target: Path) -> int:
         os.close(parent)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise ToolError(f"{display_path(root, target)} is not a regular file")
+        raise ToolError(f"{relative(root, target)} is not a regular file")
     return fd
 
 
 def check_replaceable(root: Path, target: Path, st: os.stat_result) -> None:
-    shown = display_path(root, target)
+    shown = relative(root, target)
     if stat.S_ISDIR(st.st_mode):
         raise ToolError(f"{shown} is a directory")
     if stat.S_ISLNK(st.st_mode):
@@ -135,7 +136,7 @@ def replace_file(root: Path, target: Path, data: bytes, expect_inode: int | None
         if old is not None:
             check_replaceable(root, target, old)
         if expect_inode is not None and (old is None or old.st_ino != expect_inode):
-            raise ToolError(f"{display_path(root, target)} changed while it was being edited; read it again")
+            raise ToolError(f"{relative(root, target)} changed while it was being edited; read it again")
         tmp = f".{name}.{secrets.token_hex(4)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                      dir_fd=parent)

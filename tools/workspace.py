@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from config import user_settings_file
-from storage import SESSIONS_DIR
+from storage import SESSIONS_DIR, relative
 
 
 class ToolError(Exception):
@@ -37,18 +37,10 @@ def resolve_in_workspace(workspace: Path, path: object) -> Path:
     return target
 
 
-def display_path(workspace: Path, target: Path) -> str:
-    """The path as the model should write it: relative to the workspace."""
-    try:
-        return str(target.relative_to(workspace.resolve())) or "."
-    except ValueError:
-        return str(target)
-
-
 def refuse_s08_files(workspace: Path, target: Path, settings_files=()) -> None:
     """Raise if `target` (a resolved path) is one of s08's settings files or inside .sessions/."""
     root = workspace.resolve()
-    shown = display_path(workspace, target)
+    shown = relative(workspace, target)
     if target.is_relative_to(root / SESSIONS_DIR):
         raise ToolError(f"{shown}: {SESSIONS_DIR}/ holds s08's session logs; file tools do not write there")
     candidates = [root / ".env", *map(Path, settings_files), user_settings_file(os.environ)]
