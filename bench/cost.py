@@ -46,6 +46,7 @@ from compaction import Compactor  # noqa: E402
 from config import Settings  # noqa: E402
 from costs import Tally  # noqa: E402
 from session import SessionHistory  # noqa: E402
+from llm.usage import Usage  # noqa: E402
 from helpers import Model, is_summary_request  # noqa: E402
 from standin import StandIn  # noqa: E402
 from standin.cache import PromptCache, shared_prefix  # noqa: E402
@@ -151,16 +152,15 @@ def run(name: str, settings: dict, template: Path, pause: float = 30, min_cachea
             for u in answered:
                 shared, total = shared_prefix(server.requests[u["request"]], seen)
                 ideal += 0.1 * shared + 1.25 * (total - shared)
-            prompt = [u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
-                      for u in answered]
+            prompt = [Usage.of(u).prompt for u in answered]
             tally = Tally()
             for u in answered:
                 tally.add(u)
             billed = tally.billed_input
             layers = [getattr(e, "layer", "") for e in events]
             return {"billed": billed, "ideal": ideal, "peak": max(prompt), "calls": len(answered),
-                    "hit": sum(u["cache_read_input_tokens"] for u in answered) / sum(prompt),
-                    "output": sum(u["output_tokens"] for u in answered),
+                    "hit": sum(Usage.of(u).cache_read for u in answered) / sum(prompt),
+                    "output": sum(Usage.of(u).output for u in answered),
                     "summaries": sum(is_summary_request(server.requests[u["request"]]) for u in answered),
                     "micro": layers.count("micro_compact"), "snips": layers.count("snip_compact"),
                     "turns": turn + 1, "refused": refused is not None,
@@ -187,7 +187,7 @@ def pipeline_ms(messages_count: int) -> float:
             messages[:] = out
         times = []
         for step in range(60):
-            compactor.observe(messages, {"input_tokens": 1000, "cache_read_input_tokens": 100_000, "output_tokens": 50})
+            compactor.observe(messages, Usage(input=1000, cache_read=100_000, output=50).to_api())
             messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_x{step}",
                                                                "name": "bash", "input": {"command": "ls"}}]})
             messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_x{step}",
