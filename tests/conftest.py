@@ -45,6 +45,7 @@ TEST_KEY = "test-key"
 SLOW_PROGRAMS = re.compile(r"python[0-9.]*|pip[0-9.]*|s08")     # argv[0] names that start s08's Python
 SLOW_SCRIPTS = {"agent.py", "launch.py"}                         # arguments that are s08 itself
 RESTORED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+CACHES = re.compile(r"(^|[ /])(__pycache__|\.pytest_cache|\.hypothesis|\.venv|venv)/")   # not leftovers
 
 
 # ---- lanes: the spawn guard, signal handlers, order, nothing left in the repository -----------------
@@ -118,12 +119,16 @@ def pytest_collection_modifyitems(items):
 
 
 def _repository_state() -> set[str] | None:
+    """`git status` of the repository, ignored files included (.sessions/, .task_outputs/ are ignored),
+    but not the caches Python and the test tools keep."""
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=ROOT,
                              capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
-    return set(out.stdout.splitlines()) if out.returncode == 0 else None
+    if out.returncode != 0:
+        return None
+    return {line for line in out.stdout.splitlines() if not CACHES.search(line)}
 
 
 def pytest_sessionstart(session):
