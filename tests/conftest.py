@@ -18,7 +18,8 @@ Here, for every test:
     `bash -c ...`, git, sh) is cheap and allowed: the string after `-c` is not looked into;
   - the SIGINT and SIGTERM handlers are put back afterwards (a leftover handler made unrelated tests
     flaky);
-  - slow tests are scheduled first, so no long test starts last on an idle worker;
+  - slow tests are scheduled first, then hypothesis tests, so no long test starts last on an idle
+    worker;
   - the repository's `git status --porcelain` must be the same at the end of the run as at the start
     (no test leaves files behind in the repository; tests write under tmp_path).
 """
@@ -114,8 +115,11 @@ def lane_guard(request, monkeypatch):
 
 
 def pytest_collection_modifyitems(items):
-    """Slow tests first (a stable sort: the rest keep their order)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The long tests first: slow ones, then hypothesis ones (a stable sort: the rest keep their order)."""
+    def later(item) -> tuple[bool, bool]:
+        hypothesis = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
+        return item.get_closest_marker("slow") is None, not hypothesis
+    items.sort(key=later)
 
 
 def _repository_state() -> set[str] | None:
