@@ -114,6 +114,7 @@ def lane_guard(request, monkeypatch):
         pytest.fail(refused[0], pytrace=False)
 
 
+@pytest.hookimpl(trylast=True)                 # after any plugin that shuffles: the order within each group is kept
 def pytest_collection_modifyitems(items):
     """The long tests first: slow ones, then hypothesis ones (a stable sort: the rest keep their order)."""
     def later(item) -> tuple[bool, bool]:
@@ -127,7 +128,7 @@ def _repository_state() -> set[str] | None:
     but not the caches Python and the test tools keep."""
     try:
         out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=ROOT,
-                             capture_output=True, text=True, timeout=30)
+                             capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     if out.returncode != 0:
