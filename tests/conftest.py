@@ -108,7 +108,7 @@ def lane_guard(request, monkeypatch):
         guard_spawns(monkeypatch, refused)
     yield refused
     for sig, handler in handlers.items():
-        if signal.getsignal(sig) is not handler:
+        if handler is not None and signal.getsignal(sig) is not handler:      # None: set outside Python
             signal.signal(sig, handler)
     if refused:
         pytest.fail(refused[0], pytrace=False)
@@ -148,6 +148,7 @@ def pytest_sessionfinish(session, exitstatus):
         return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
+        reporter.ensure_newline()
         reporter.write_line("tests left files behind in the repository: " + ", ".join(sorted(after - before)),
                             red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
