@@ -149,7 +149,7 @@ def pytest_sessionfinish(session, exitstatus):
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.ensure_newline()
-        reporter.write_line("tests left files behind in the repository: " + ", ".join(sorted(after - before)),
+        reporter.write_line("\ntests left files behind in the repository: " + ", ".join(sorted(after - before)),
                             red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
