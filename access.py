@@ -22,6 +22,8 @@ endpoint, key and model as in any other folder (environment, user-level file, de
 where its owner pointed it, and the person can still work. -p and piped input cannot ask, so they send
 nothing at all rather than talk to an endpoint the script's author did not choose.
 
+/login and /logout are access_login.py (a mixin of Access).
+
 The demo model (demo.py) answers when no key is configured anywhere and DEMO
 is `auto`, or always with `--demo` / DEMO=on; `--no-demo` / DEMO=off turns it
 off. The choice is made when the session starts; a key that arrives later
@@ -35,15 +37,14 @@ import os
 from pathlib import Path
 
 from config import SECRET_SETTINGS, SESSION_FIXED, load_settings, user_settings_file
-from credentials import (URL_NAME, agreed_values, key_problem, mark_first_run_done, remember_values, remove_keys,
-                         store_key, stored_key)
+from access_login import LoginMixin
+from credentials import URL_NAME, agreed_values, mark_first_run_done, remember_values
 from demo import DEMO_MODEL, DemoModel
 from events import Ask, Emit, Notice, Question
 from folder_trust import after_change, question, relaxations, relaxations_ignored
 from redact import credential_values, redact_url, url_credentials
 from session_settings import YES, Pins, describe, fixed_values, needs_consent, shown
 
-KEY_CHECK_TIMEOUT = 20.0
 NOT_AGREED = "not sent: this folder's .env names an endpoint nobody agreed to (see above)"
 
 
@@ -55,7 +56,7 @@ def _stamp(path: Path):
         return None
 
 
-class Access:
+class Access(LoginMixin):
     def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
                  demo: str | None = None):
         self.workspace, self.env_file, self.environ = workspace, env_file, environ
@@ -277,106 +278,11 @@ class Access:
         keyed = any(fixed_values(self.result.settings)[name] for name in SECRET_SETTINGS)
         return after_change(trust, self.demo_choice == "on", self.demo_active and not keyed)
 
-    # ---- /login and /logout -----------------------------------------------------------
-    def login(self, ask: Ask | None, emit: Emit, key: str | None = None) -> bool:
-        """Ask for a key, check it, store it in the user-level file and use it. True if the session's
-        key changed."""
-        if key is None and ask is None:
-            emit(Notice("/login asks for a key: run it in the interactive REPL (s08 without -p or a pipe)",
-                        "warning"))
-            return False
-        if not self._endpoint_for_login(ask, emit):
-            return False
-        if key is None:
-            key = ask(Question(f"Paste your Anthropic API key; it is checked with one request and stored in "
-                               f"{self.user_file} (readable only by you). Enter alone cancels.",
-                               "key (hidden): ", secret=True))
-        key = (key or "").strip()
-        if not key:
-            emit(Notice("login cancelled; nothing stored", "info"))
-            return False
-        problem = key_problem(key)
-        if problem:
-            emit(Notice(f"that is not a key: {problem}; nothing stored", "error"))
-            return False
-        base_url = self.pins.base_url
-        emit(Notice(f"checking the key with {self._shown_url()} …", "info"))
-        from llm import check_key
-        check = check_key(key, base_url, KEY_CHECK_TIMEOUT, self.secrets())
-        if check.refused:
-            emit(Notice(f"{check.reason}; nothing stored. Check the key (console.anthropic.com) and "
-                        "ANTHROPIC_BASE_URL.", "error"))
-            return False
-        if not check.ok:
-            answer = ask(Question(f"Could not check the key: {check.reason}. Store it anyway?")) if ask else None
-            if (answer or "").strip().lower() not in YES:
-                emit(Notice("nothing stored", "info"))
-                return False
-        try:
-            store_key(self.user_file, key)
-        except OSError as exc:
-            emit(Notice(f"cannot write {self.user_file}: {exc.strerror or exc}; nothing stored", "error"))
-            return False
-        self.first_run = False
-        emit(Notice(f"key stored in {self.user_file} (mode 0600); /logout removes it", "info"))
-        self._warn_if_shadowed(emit)
-        was_demo = self.demo_active
-        self.pins.login(key, str(self.user_file))
-        if self.demo_choice == "on":
-            emit(Notice("this session stays on the demo model (--demo or DEMO=on); start s08 without it "
-                        "to use the key", "warning"))
-        elif was_demo:
-            emit(Notice(f"the demo model is off: {self.pins.values['MODEL_ID']} at {self._shown_url()} answers "
-                        "from now on (/clear starts a fresh conversation)", "info"))
-        self._own_write()
-        return True
-
-    def _endpoint_for_login(self, ask: Ask | None, emit: Emit) -> bool:
-        """The key /login checks goes only to an endpoint the person agreed to (the trust rule, for the
-        key being stored). False: nobody to ask, nothing checked or stored."""
-        if not self.pins.needs_consent(self.workspace_env, key_source=str(self.user_file)) or self._agreed():
-            return True
-        if ask is None:
-            emit(Notice(f"not checking a key with {self._shown_url()}, which this folder's .env names and nobody "
-                        "agreed to; nothing stored", "error"))
-            return False
-        self._ask_consent(ask, emit, f"the key you give /login (stored in {self.user_file})", {})
-        return True
-
     def _own_write(self) -> None:
         """The user-level file was changed by the person's own command: not a change to ask about.
         (The workspace file keeps its old stamp, so a change there is still checked.)"""
         self.stamps[self.user_file] = _stamp(self.user_file)
         self.result = self._read()
-
-    def _warn_if_shadowed(self, emit: Emit) -> None:
-        source = self.result.sources.get("ANTHROPIC_API_KEY")
-        if source and source != str(self.user_file):
-            emit(Notice(f"note: ANTHROPIC_API_KEY is also set in {source}, which takes precedence over "
-                        f"{self.user_file}: this session uses the new key, the next start the other one",
-                        "warning"))
-
-    def logout(self, emit: Emit) -> bool:
-        """Remove the stored key; the session stops using it (if it was the one in use)."""
-        stored = stored_key(self.user_file)
-        try:
-            removed = remove_keys(self.user_file)
-        except OSError as exc:
-            emit(Notice(f"cannot change {self.user_file}: {exc.strerror or exc}", "error"))
-            return False
-        self._own_write()
-        if not removed:
-            emit(Notice(f"no key stored in {self.user_file}; nothing to remove", "info"))
-            return False
-        emit(Notice(f"removed the key from {self.user_file}", "info"))
-        if stored and self.pins.values["ANTHROPIC_API_KEY"] != stored:
-            emit(Notice("this session keeps the key it started with (from the environment or the workspace's "
-                        "settings file); /logout only removes the key /login stored", "warning"))
-            return False
-        self.pins.logout()
-        emit(Notice("this session has no key now" + (": the demo model answers" if self.demo_active else ""),
-                    "info"))
-        return True
 
     def first_run_done(self, emit: Emit) -> None:
         try:

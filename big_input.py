@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 from compaction.tokens import estimate_text
+from config import PREVIEW_CHARS
 from events import Notice
 from storage import relative, write_new_text
 
 INPUTS_DIR = ".task_outputs/inputs"
 MAX_SHARE_OF_WINDOW = 0.5
-PREVIEW_CHARS = 2000          # head + tail of the input kept in the message
 
 
 def fit_input(text: str, window: int, workspace: Path, emit) -> str:

@@ -15,6 +15,7 @@ import io
 import logging
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -28,6 +29,8 @@ SECRET_SETTINGS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")         # never 
 SESSION_FIXED = (*SECRET_SETTINGS, "ANTHROPIC_BASE_URL", "MODEL_ID")   # fixed once a session starts
 USER_SETTINGS_FOLDER = "s08"
 APPROVAL_MODES = ("default", "auto_edit", "yolo")
+PREVIEW_CHARS = 2_000      # head + tail kept in the context of anything saved to disk instead (outputs, inputs)
+BASH_TIMEOUT = 120.0       # seconds before a bash command's process group is killed
 
 
 def _field(default, doc: str, kind: str = "str", minimum: float | None = None):
@@ -42,8 +45,10 @@ class Settings:
     anthropic_auth_token: str = _field("", "alternative to the key, for compatible endpoints")
     anthropic_base_url: str = _field("", "Anthropic-compatible endpoint; empty = api.anthropic.com")
     model_id: str = _field(DEFAULT_MODEL, "model name sent to the API")
+    provider: str = _field("anthropic", "what answers: anthropic (the Messages API), or scripted (s08's "
+                                        "in-process scripted model, for tests and benches)", "provider")
     max_tokens: int = _field(8000, "max output tokens per model call", "int", 1)
-    bash_timeout: float = _field(120.0, "seconds before a bash command's process group is killed", "float", 0.1)
+    bash_timeout: float = _field(BASH_TIMEOUT, "seconds before a bash command's process group is killed", "float", 0.1)
     api_max_retries: int = _field(2, "retries on 429/5xx/connection errors", "int", 0)
     api_timeout: float = _field(600.0, "seconds without answer data (pings do not count) before a request "
                                        "is given up", "float", 1)
@@ -57,7 +62,7 @@ class Settings:
     persist_threshold: int = _field(30_000, "chars above which one tool output goes to .task_outputs", "int", 500)
     round_budget: int = _field(60_000, "chars of one round's tool outputs before the largest are persisted",
                                "int", 1000)
-    preview_chars: int = _field(2_000, "chars of head+tail preview kept for a persisted output", "int", 100)
+    preview_chars: int = _field(PREVIEW_CHARS, "chars of head+tail preview kept for a persisted output", "int", 100)
     snip_max_messages: int = _field(50, "messages that trigger snip_compact", "int", 6)
     snip_target_messages: int = _field(20, "messages snip_compact cuts down to", "int", 5)
     preserve_result_tools: str = _field("read_file", "comma-separated tools whose results micro_compact keeps")
@@ -134,6 +139,7 @@ class SettingsResult:
 
 
 def _parse(name: str, raw: str, kind: str, minimum):
+    value: float
     if kind == "int":
         value = int(raw.strip().replace("_", ""))
     elif kind == "bool":
@@ -160,6 +166,12 @@ def _parse(name: str, raw: str, kind: str, minimum):
         word = raw.strip().lower()
         if word not in ("5m", "1h", "prefix", "auto"):
             raise ValueError("must be 5m, 1h, prefix or auto")
+        return word
+    elif kind == "provider":
+        from llm.providers import PROVIDERS     # (llm imports this module through redact)
+        word = raw.strip().lower()
+        if word not in PROVIDERS:
+            raise ValueError(f"must be one of {', '.join(PROVIDERS)}")
         return word
     elif kind == "mode":
         word = raw.strip().lower().replace("-", "_")
@@ -267,10 +279,10 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     return SettingsResult(settings, warnings, sources)
 
 
-def user_settings_file(environ: dict[str, str] | None = None) -> Path:
+def user_settings_file(environ: Mapping[str, str] | None = None) -> Path:
     """The user-level settings file: `$XDG_CONFIG_HOME/s08/.env`, else `~/.config/s08/.env`."""
-    environ = os.environ if environ is None else environ
-    base = environ.get("XDG_CONFIG_HOME") or str(Path(environ.get("HOME") or Path.home()) / ".config")
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
     return Path(base).expanduser() / USER_SETTINGS_FOLDER / ".env"
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from demo import DEMO_MODEL
 from events import ResponseDone
+from llm.usage import Usage
 
 WRITE_FACTOR, WRITE_1H_FACTOR, READ_FACTOR = 1.25, 2.0, 0.1
 PRICES = {                          # USD per million tokens: (input, output)
@@ -61,13 +62,12 @@ class Tally:
     unpriced: int = 0            # calls at a model whose price is unknown
     models: dict = field(default_factory=dict)    # model → [calls, its price]
 
-    def add(self, usage: dict, summary: bool = False, price: tuple[float, float] | None = None,
+    def add(self, usage, summary: bool = False, price: tuple[float, float] | None = None,
             model: str = "") -> None:
-        """Count one call, priced at `price` (that of `model`, which served it; None: unknown)."""
-        uncached, writes = usage.get("input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
-        split = usage.get("cache_creation")
-        writes_1h = (split.get("ephemeral_1h_input_tokens") or 0) if isinstance(split, dict) else 0
-        reads, output = usage.get("cache_read_input_tokens") or 0, usage.get("output_tokens") or 0
+        """Count one call (a Usage, or the API's usage dict), priced at `price` (that of `model`, which
+        served it; None: unknown)."""
+        u = Usage.of(usage)
+        uncached, writes, writes_1h, reads, output = u.input, u.cache_write, u.cache_write_1h, u.cache_read, u.output
         self.uncached += uncached
         self.writes += writes
         self.writes_1h += writes_1h
@@ -126,7 +126,7 @@ class Ledger:
     def new_session(self) -> None:
         self.session, self.turn = Tally(), Tally()
 
-    def add(self, usage: dict, summary: bool, model: str, price, resumed: bool = False) -> None:
+    def add(self, usage, summary: bool, model: str, price, resumed: bool = False) -> None:
         """One call; `resumed`: replayed from a session log (it counts for the session and the run)."""
         for tally in (self.session, self.run) if resumed else (self.session, self.turn, self.run):
             tally.add(usage, summary, price, model)

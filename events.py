@@ -7,7 +7,10 @@ how each one looks (`[auto_compact triggered]`, a spinner, a dim status line).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from compaction.layer import CompactionKind
 
 
 @dataclass
@@ -80,8 +83,9 @@ class Interrupted:
 
 @dataclass
 class Compaction:
-    """Something a compaction layer did; `layer` names it (e.g. "snip_compact")."""
-    layer: str
+    """Something compaction did; `layer` names it: a CompactionKind (compaction/layer.py), a str enum
+    whose value is what the screen shows (e.g. "snip_compact"; `.label` gives "manual compact")."""
+    layer: CompactionKind
     message: str
     details: dict = field(default_factory=dict)
 
@@ -130,6 +134,12 @@ class CostReport:
 
 
 @dataclass
+class HelpReport:
+    """/help: the slash commands, as (name, help text) pairs in the order they were registered."""
+    entries: list
+
+
+@dataclass
 class ClearScreen:
     """/clear: a new conversation starts on a clean screen."""
 
@@ -149,3 +159,23 @@ Ask = Callable[[Question], "str | None"]
 
 def ignore(_event: Any) -> None:
     """An emitter that drops everything (for calls whose progress nobody watches)."""
+
+
+class Bus:
+    """Where a session's events go: `emit(event)` hands each one to every subscriber, in the order they
+    subscribed (the App subscribes the cost ledger and the usage log first, the UI last)."""
+
+    def __init__(self) -> None:
+        self.subscribers: list[Emit] = []
+
+    def subscribe(self, fn: Emit) -> Emit:
+        self.subscribers.append(fn)
+        return fn
+
+    def unsubscribe(self, fn: Emit) -> None:
+        if fn in self.subscribers:
+            self.subscribers.remove(fn)
+
+    def emit(self, event: Any) -> None:
+        for fn in list(self.subscribers):
+            fn(event)

@@ -30,7 +30,7 @@ def tool_uses(message: dict) -> list[dict]:
 
 
 def tool_result(tool_use_id: str, content: str, is_error: bool = False) -> dict:
-    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content or "(no output)"}
+    block: dict = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content or "(no output)"}
     if is_error:
         block["is_error"] = True
     return block

@@ -3,10 +3,11 @@
     run_turn(messages, text, agent)
       └─ agent_loop(messages, agent)
            ├─ messages[:] = compactor.prepare(messages)  # the four-layer pipeline, before every call
-           ├─ reply = agent.llm.stream(...)              # text streams out as events
-           │     └─ "prompt is too long" → reactive compaction, retry once
+           ├─ reply = agent.ask_model(messages)          # text streams out as events
+           │     └─ ErrorKind.PROMPT_TOO_LONG → reactive compaction, retry once
            ├─ messages.append(assistant reply)
            ├─ run every tool_use in order (each one approved first) → one user message of tool_results
+           │     (tool_round.py)
            └─ the compact tool asked? → compact now (once per turn), carry on from the summary
 
 `messages` is one list of plain dicts, changed in place. It is valid for the
@@ -17,23 +18,21 @@ never appended.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from approvals import Approvals
 from big_input import fit_input
 from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity
-from events import (Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying, ToolFinished, ToolOutput,
-                    ToolStarted)
-from history import (INTERRUPTED_MARK, INTERRUPTED_RESULT, NOT_STARTED_RESULT, add_user_text, clean_text,
-                     close_dangling_tool_uses, text_of, tool_result)
+from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying
+from history import INTERRUPTED_MARK, add_user_text, clean_text, close_dangling_tool_uses, text_of
 from history import blocks as history_blocks
 from instructions import changed as instructions_changed, load_instructions
-from llm import KNOWN_STOP_REASONS, LLM, LLMError, ModelReply
+from llm import KNOWN_STOP_REASONS, ErrorKind, LLMError, ModelReply, Provider, Request
+from prompt_cache import CacheMarks
 from redact import secret_values
-from tools import ToolContext, ToolResult, run_tool, tool_schemas
-from tools.preview import planned_change, target_path
+from tool_round import run_tools
+from tools import ToolContext, tool_schemas
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
@@ -49,12 +48,13 @@ verbatim; the whole conversation is saved under .transcripts/, where read_file o
 
 @dataclass
 class Agent:
-    """Everything one session needs: settings, the model, the tools' context, the compactor, where
-    events go, the approval policy and how to ask the person (None: nobody can be asked)."""
+    """Everything one session needs: settings, the model (a Provider, llm/contract.py; None: no usable
+    one), the tools' context, the compactor, where events go, the approval policy and how to ask the
+    person (None: nobody can be asked). The prompt-cache marks are the conversation's (prompt_cache.py)."""
 
     settings: object
     workspace: Path
-    llm: LLM | None
+    provider: Provider | None
     emit: Emit
     tools: list[dict] = field(default_factory=tool_schemas)
     base_system: str = ""
@@ -62,14 +62,16 @@ class Agent:
     compactor: Compactor | None = None        # an earlier agent's (settings reloaded): what it learned stays
     approvals: Approvals = field(default_factory=Approvals)
     ask: object = None
-    secrets: tuple | None = None              # every credential to redact (Access.secrets()); None: the settings'
+    secrets: tuple | None = None              # every credential to redact; None: the provider's (or the settings')
 
     def __post_init__(self):
         self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
         self.instructions = load_instructions(self.workspace)
-        self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings,
-                                    secrets=secret_values(self.settings) if self.secrets is None else self.secrets)
+        self.cache_marks = CacheMarks()
+        if self.secrets is None:
+            self.secrets = self.provider.secrets() if self.provider is not None else secret_values(self.settings)
+        self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings, secrets=self.secrets)
         if self.compactor is None:
             self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
                                        self.system, self.tools, self.continuity)
@@ -79,8 +81,22 @@ class Agent:
                 self.tools, self.continuity
             c.use_settings(self.settings)
 
+    def ask_model(self, messages: list[dict], purpose: str = "answer", emit: Emit | None = None,
+                  max_tokens: int | None = None) -> ModelReply:
+        """One model call with the conversation's system prompt and tools, and its cache marks."""
+        system = self.system
+        done = None
+        if self.settings.caching:
+            system, messages, done = self.cache_marks.mark(system, messages, purpose, self.cache_ttl())
+        request = Request(model=self.settings.model_id, system=system, messages=messages, tools=self.tools,
+                          max_tokens=max_tokens or self.settings.max_tokens, purpose=purpose)
+        reply = self.provider.stream(request, self.emit if emit is None else emit)
+        if done is not None:
+            done()
+        return reply
+
     def cache_ttl(self) -> str:
-        """How long the prompt's cache breakpoints live (llm.cache_breakpoints): CACHE_TTL, where auto
+        """How long the prompt's cache breakpoints live (prompt_cache.py): CACHE_TTL, where auto
         follows how the person pauses (compaction/window.py)."""
         ttl = self.settings.cache_ttl
         return ttl if ttl != "auto" else self.compactor.cache.auto_ttl()
@@ -119,9 +135,7 @@ class Agent:
         def quiet(event):     # show the spinner and retries, not the summary's text
             if isinstance(event, (RequestStarted, Retrying, ResponseDone)):
                 self.emit(event)
-        reply = self.llm.stream(system=self.system, messages=request, tools=self.tools,
-                                max_tokens=self.settings.summary_max_tokens, emit=quiet, purpose="summary",
-                                cache_ttl=self.cache_ttl())
+        reply = self.ask_model(request, "summary", quiet, self.settings.summary_max_tokens)
         return text_of({"content": reply.content}), reply.stop_reason
 
 
@@ -131,93 +145,6 @@ class TurnResult:
     ok: bool = True           # False when the turn ended on an error
     interrupted: bool = False
     error: str = ""
-
-
-def _approve(call: dict, agent: Agent):
-    """(refusal or None, the planned file change): the approval, which may ask the person."""
-    name, args = call["name"], call.get("input")
-    change = planned_change(agent.tool_ctx, name, args)
-    return agent.approvals.review(name, args, change, agent.ask, target_path(agent.tool_ctx, name, args)), change
-
-
-def _run_one(call: dict, agent: Agent) -> ToolResult:
-    """Run one approved call; its output streams out as ToolOutput events."""
-    agent.tool_ctx.progress = lambda text: agent.emit(ToolOutput(call["id"], agent.tool_ctx.redact(text)))
-    try:
-        return run_tool(call["name"], call.get("input"), agent.tool_ctx)
-    finally:
-        agent.tool_ctx.progress = None
-
-
-def _run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent: Agent,
-               cut_off: bool = True) -> None:
-    """Approve and execute calls in order. Each result enters the history (and the session log) as soon
-    as it exists, in one user message that grows; what the person typed when saying no follows the
-    results in that message, as their own words. On Ctrl-C the rest are answered as interrupted (the
-    call that was running) or not run (the one being asked about, and those after it)."""
-    results: list[dict] = []
-    typed: list[dict] = []
-
-    def add(result: dict, call: dict, meta: dict | None = None) -> None:
-        results.append(result)
-        agent.continuity.tool_done(call, result["content"], bool(result.get("is_error")), meta)
-        message = {"role": "user", "content": list(results) + typed}
-        if len(results) == 1:
-            messages.append(message)
-        else:
-            messages[-1] = message
-
-    limit = getattr(agent.settings, "max_tokens", "?")
-    running = asking = None
-    started = time.monotonic()
-    try:
-        for call in calls:
-            if call["id"] in incomplete:
-                add(tool_result(call["id"], f"This call was cut off by the output limit (MAX_TOKENS={limit}) "
-                                "before its input was complete, so it was not run. Retry with smaller pieces "
-                                "(e.g. write a large file in parts)." if cut_off else "The input of this call "
-                                "was not a valid JSON object (or was nested too deeply), so it was not run.", True),
-                    call)
-                continue
-            agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
-            asking = call
-            refusal, change = _approve(call, agent)
-            asking = None
-            if refusal is not None:
-                if refusal.notice:
-                    agent.emit(Notice(refusal.notice, "warning"))
-                reason = clean_text(refusal.reason).strip()
-                if reason:
-                    typed.append({"type": "text", "text": reason})
-                content = agent.tool_ctx.redact(refusal.result)
-                add(tool_result(call["id"], content, True), call)
-                if reason:            # the person's own words: kept through every compaction, like a message
-                    agent.continuity.typed_message(reason)
-                agent.emit(ToolFinished(call["id"], call["name"], content, True, 0.0, {"declined": refusal.shown},
-                                        call.get("input")))
-                continue
-            running, started = call, time.monotonic()      # the time shown is the tool's, not the question's
-            result = _run_one(call, agent)
-            content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
-            add(tool_result(call["id"], content, result.is_error), call, result.meta)
-            running = None
-            agent.emit(ToolFinished(call["id"], call["name"], content, result.is_error, time.monotonic() - started,
-                                    {**result.meta, "change": change}, call.get("input")))
-    except KeyboardInterrupt as exc:
-        partial, stopped = agent.tool_ctx.redact(getattr(exc, "partial", "")), len(results)
-        if running is not None:
-            agent.emit(ToolFinished(running["id"], running["name"], partial, True, time.monotonic() - started,
-                                    {"interrupted": True}, running.get("input")))
-        elif asking is not None:         # stopped at the question: it never started
-            agent.emit(ToolFinished(asking["id"], asking["name"], NOT_STARTED_RESULT, True, 0.0,
-                                    {"declined": "not run: interrupted at the question"}, asking.get("input")))
-        for call in calls[stopped:]:
-            if running is not None and call is calls[stopped]:       # the call that was running
-                note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")
-            else:
-                note = NOT_STARTED_RESULT
-            add(tool_result(call["id"], note, True), call)
-        raise
 
 
 def strip_trailing_space(messages: list[dict]) -> None:
@@ -234,17 +161,16 @@ def strip_trailing_space(messages: list[dict]) -> None:
 
 
 def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
-    """One model call after the pipeline; "prompt is too long" gets reactive compaction and one retry."""
+    """One model call after the pipeline; a prompt too long gets reactive compaction and one retry."""
     retries_left = MAX_REACTIVE_RETRIES
     while True:
         prepared = agent.compactor.prepare(messages)
         if prepared is not messages:
             messages[:] = prepared
         try:
-            reply = agent.llm.stream(system=agent.system, messages=messages, tools=agent.tools, emit=agent.emit,
-                                     cache_ttl=agent.cache_ttl())
+            reply = agent.ask_model(messages)
         except LLMError as err:
-            if err.kind != "prompt_too_long" or retries_left <= 0:
+            if err.kind is not ErrorKind.PROMPT_TOO_LONG or retries_left <= 0:
                 raise
             retries_left -= 1
             messages[:] = agent.compactor.reactive(messages, err.counted, err.maximum)
@@ -291,7 +217,7 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
                               "warning"))
         if not calls:
             return reply
-        _run_tools(messages, calls, reply.incomplete_tool_ids, agent, reply.stop_reason == "max_tokens")
+        run_tools(messages, calls, reply.incomplete_tool_ids, agent, reply.stop_reason == "max_tokens")
         ctx = agent.tool_ctx
         if ctx.compact_request is not None:
             focus, ctx.compact_request, ctx.compact_done = ctx.compact_request, None, True
@@ -324,6 +250,6 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
     except LLMError as err:
         close_dangling_tool_uses(messages)
         hint = " — still too long after compaction; try /compact with a focus, or /clear" \
-            if err.kind == "prompt_too_long" else ""
+            if err.kind is ErrorKind.PROMPT_TOO_LONG else ""
         agent.emit(Notice(f"{err}{hint}", "error"))
         return TurnResult(ok=False, error=str(err))

@@ -164,7 +164,7 @@ def _with(spec: Opts, check=None):
 
 def _operands(args: list[str], spec: Opts) -> list[str]:
     """The words that are not options or their values."""
-    skip, out = set(), []
+    skip: set[int] = set()
     for i, word in option_words(args):
         skip.add(i)
         if word.startswith("-") and not word.startswith("--") and word[-1] in spec.valued:

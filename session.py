@@ -28,8 +28,9 @@ Replaying the records gives the history exactly as the model would see it
 next, the person's messages and the work ledger that every compaction keeps
 (compaction/continuity.py), the session's token totals, and the size of the
 prompt last sent. The
-history is a `SessionHistory` — a plain list of plain dicts that writes these
-records itself whenever it is changed, so no code path can forget to log.
+history is a `SessionHistory` — a sequence of plain dicts (wrapping a list, not
+inheriting one) that writes these records itself whenever it is changed, so no
+code path can forget to log.
 
 Damage is survived, not fatal: a half-written last line is dropped; a bad
 record in the middle stops the replay there until the next snapshot; a write
@@ -44,43 +45,69 @@ cut short, rewrites it from memory (header, usage, full snapshot). Replay
 makes what it rebuilt sendable (session_repair.py), and a resume that had to
 repair anything writes a snapshot at once, so a later turn is never lost
 behind old damage.
+
+Here: the records and SessionHistory, which writes them; session_file.py the file (and finding
+logs), session_replay.py reading them back, session_repair.py making a replayed history sendable.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from collections.abc import MutableSequence
 from pathlib import Path
 from typing import Callable
 
-from compaction.continuity import Continuity
-from compaction.ledger import WorkLedger
-from compaction.window import MIN_WINDOW
-from compaction.tokens import usage_tokens
+from events import ResponseDone
 from history import SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
-from llm_reply import clean_usage
-from session_file import SessionBusy, SessionLog, new_session_id  # noqa: F401  (re-exported)
-from session_repair import make_sendable
-from storage import SESSIONS_DIR
+from session_file import (SessionBusy, SessionLog, find_session, list_sessions,  # noqa: F401  (re-exported)
+                          new_session_id, session_origin)
+from session_replay import LoadedSession, legacy_typed_texts, load_session, replay  # noqa: F401  (re-exported)
+from session_repair import STOPPED_RESULT
 
-CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept")
-MODEL_CHARS = 200             # of a usage record's model name
 CHANGES_KEPT = 256            # recent changes a SessionHistory remembers for lowest_change_since
-STOPPED_RESULT = "The session stopped before this tool call finished; it may not have completed."
 
 
-class SessionHistory(list):
-    """The conversation: a list of API-shaped dicts that logs every change to its SessionLog.
+class SessionHistory(MutableSequence):
+    """The conversation: a sequence of API-shaped dicts that logs every change to its SessionLog.
+
+    It wraps a plain list rather than inheriting one, so no list method can change it unlogged:
+    every change goes through append, __setitem__ or a slice assignment (insert, del, pop, clear,
+    extend and += are built on them), each writing its record; what has no record of its own
+    (sort, reverse, remove, *=) raises TypeError. Reading gives plain lists
+    (a slice, `history + [...]`), and a history equals the list it holds.
 
     A failed write is reported once through `on_error` and the conversation goes on; the next
     write that works is a full snapshot, so the log catches up."""
 
     def __init__(self, messages=(), log: SessionLog | None = None, on_error: Callable[[str], None] | None = None):
-        super().__init__(messages)
+        self._items: list[dict] = list(messages)
         self.log, self.on_error, self.behind = log, on_error, False
         self.kept_state: Callable[[], list[dict]] | None = None   # records of the session's other state, for snapshots
         self.version, self._changes = 0, []                    # (version, lowest index changed) of recent changes
         self.usages: list[dict] = []          # usage records, kept to rewrite a log that was tampered with
+
+    # ---- reading: like a list ----------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):
+        return self._items[index]                # a slice is a plain list
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __eq__(self, other) -> bool:
+        return self._items == (other._items if isinstance(other, SessionHistory) else other)
+
+    __hash__ = None   # type: ignore[assignment]   (mutable, like a list)
+
+    def __add__(self, other) -> list:
+        return self._items + list(other)
+
+    def __radd__(self, other) -> list:
+        return list(other) + self._items
+
+    def __repr__(self) -> str:
+        return f"SessionHistory({self._items!r})"
 
     def _changed(self, index: int) -> None:
         self.version += 1
@@ -99,10 +126,11 @@ class SessionHistory(list):
             low = min(low, index)
         return low
 
+    # ---- the log ---------------------------------------------------------------------
     def _snapshot(self) -> list[dict]:
         """The whole state as records: the history, then what else the session keeps (the continuity,
         a learned window)."""
-        return [{"t": "replace", "keep": 0, "tail": list(self)}] + (self.kept_state() if self.kept_state else [])
+        return [{"t": "replace", "keep": 0, "tail": list(self._items)}] + (self.kept_state() if self.kept_state else [])
 
     def _record(self, record: dict) -> None:
         if self.log is None:
@@ -147,76 +175,73 @@ class SessionHistory(list):
         """Log a record that is not a change of the messages (the continuity's, see Continuity.connect)."""
         self._record(record)
 
+    # ---- changing: every way goes through one of these, and each writes its record ---------------
     def append(self, message: dict) -> None:
-        super().append(message)
+        self._items.append(message)
         self._changed(len(self) - 1)
         self._record({"t": "append", "m": message})
 
-    def extend(self, messages) -> None:
-        for m in list(messages):
-            self.append(m)
+    def insert(self, index: int, message: dict) -> None:
+        if index >= len(self):
+            self.append(message)
+            return
+        rest = list(self._items)
+        rest.insert(index, message)
+        self[:] = rest
 
     def __setitem__(self, index, value) -> None:
         if isinstance(index, slice):
-            old, new = list(self), list(value)
-            super().__setitem__(index, new)
-            keep = 0
-            while keep < min(len(old), len(self)) and old[keep] is self[keep]:
-                keep += 1
-            if keep < len(old) or keep < len(self):
-                self._changed(keep)
-                self._record({"t": "replace", "keep": keep, "tail": list(self)[keep:]})
+            self._replace(index, value)
             return
-        i = index % len(self)
-        added = _added_blocks(self[i], value)
-        super().__setitem__(index, value)
+        i = range(len(self))[index]              # IndexError as a list raises it
+        added = _added_blocks(self._items[i], value)
+        self._items[i] = value
         self._changed(i)
         # a message that only grew (results arriving one by one) logs what was added, not itself again:
         # a batch of many tool calls must not write its growing message whole each time
         self._record({"t": "extend", "i": i, "blocks": added} if added is not None else {"t": "set", "i": i, "m": value})
 
+    def _replace(self, index: slice, value) -> None:
+        """A slice assignment, logged as one "replace": the messages before the first one that is not
+        the same object stay, the rest is written."""
+        old, new = self._items, list(self._items)
+        new[index] = list(value)                  # ValueError for an extended slice of the wrong size
+        self._items = new
+        keep = 0
+        while keep < min(len(old), len(new)) and old[keep] is new[keep]:
+            keep += 1
+        if keep < len(old) or keep < len(new):
+            self._changed(keep)
+            self._record({"t": "replace", "keep": keep, "tail": new[keep:]})
+
+    def __delitem__(self, index) -> None:
+        rest = list(self._items)
+        del rest[index]
+        self[:] = rest
+
     def clear(self) -> None:
         if self:
             self[:] = []
 
-    def insert(self, index, message) -> None:
-        self[:] = list(self)[:index] + [message] + list(self)[index:]
-
-    def pop(self, index=-1):
-        rest = list(self)
-        value = rest.pop(index)
-        self[:] = rest
-        return value
-
-    def __delitem__(self, index) -> None:
-        rest = list(self)
-        del rest[index]
-        self[:] = rest
-
-    def __iadd__(self, messages):
-        self.extend(messages)
-        return self
-
     def _unlogged(self, *_args, **_kwargs):
+        """Reordering, removing by value and repeating have no record of their own: build the new
+        history and assign it with [:] = (one "replace" record)."""
         raise TypeError("a SessionHistory changes only through logged operations (append, extend, [i] =, [:] =, "
                         "insert, pop, del)")
 
     remove = sort = reverse = __imul__ = _unlogged
 
 
-@dataclass
-class LoadedSession:
-    id: str
-    path: Path
-    messages: list[dict]
-    header: dict = field(default_factory=dict)
-    notices: list[str] = field(default_factory=list)
-    usages: list[tuple[dict, str, str]] = field(default_factory=list)   # (usage, purpose, model)
-    anchor: tuple[int, int] | None = None      # (messages covered, tokens) of the last usage still valid
-    unanswered: bool = False
-    continuity: Continuity = field(default_factory=Continuity)
-    window: int | None = None                  # the context window the API stated, if it did
-    repaired: bool = False                     # replay had to skip or fix something: resume writes a snapshot
+class UsageLog:
+    """A Bus subscriber: what each model call cost goes into the session log (`{"t": "usage", …}`), at
+    the model serving it, so /cost after a resume knows the session's totals."""
+
+    def __init__(self, history: Callable[[], SessionHistory], model: Callable[[], str]):
+        self.history, self.model = history, model
+
+    def __call__(self, event) -> None:
+        if isinstance(event, ResponseDone) and event.usage:
+            self.history().note_usage(event.usage, event.purpose, self.model())
 
 
 def _added_blocks(old: dict, new: dict) -> list | None:
@@ -229,173 +254,6 @@ def _added_blocks(old: dict, new: dict) -> list | None:
     if any(a is not b for a, b in zip(before, after)):
         return None
     return after[len(before):]
-
-
-def _message_ok(m) -> bool:
-    return isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), (str, list))
-
-
-def _record_ok(r, length: int) -> bool:
-    """Is this record well-formed, and does it fit a history of `length` messages?"""
-    if not isinstance(r, dict):
-        return False
-    kind = r.get("t")
-    if kind == "append":
-        return _message_ok(r.get("m"))
-    if kind == "set":
-        return isinstance(r.get("i"), int) and 0 <= r["i"] < length and _message_ok(r.get("m"))
-    if kind == "extend":
-        return (isinstance(r.get("i"), int) and 0 <= r["i"] < length and isinstance(r.get("blocks"), list)
-                and all(isinstance(b, dict) for b in r["blocks"]))
-    if kind == "replace":
-        return (isinstance(r.get("keep"), int) and 0 <= r["keep"] <= length and isinstance(r.get("tail"), list)
-                and all(_message_ok(m) for m in r["tail"]))
-    if kind == "usage":
-        return isinstance(r.get("u"), dict) and isinstance(r.get("n"), int)
-    if kind == "typed":
-        return isinstance(r.get("text"), str)
-    if kind == "window":
-        return isinstance(r.get("tokens"), int) and r["tokens"] >= MIN_WINDOW
-    if kind == "typed_saved":
-        return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
-    if kind == "work":
-        return isinstance(r.get("w"), dict) and _work_ok(r["w"])
-    if kind == "kept":
-        return (isinstance(r.get("typed"), list) and WorkLedger.state_ok(r.get("ledger"))
-                and all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in r["typed"]))
-    return kind == "session"
-
-
-def _work_ok(w: dict) -> bool:
-    needed = {"file": ("path", "do"), "cmd": ("cmd", "end"), "saved": ("path", "what")}.get(w.get("k"))
-    turn = w.get("turn", 0)
-    return (needed is not None and all(isinstance(w.get(k), str) for k in needed)
-            and isinstance(turn, int) and not isinstance(turn, bool))
-
-
-def replay(lines: list[str]) -> LoadedSession:
-    """Rebuild the history (and the usage) from log lines. A record that is unreadable or does not fit
-    stops the replay until the next full snapshot, so what is rebuilt is always a state that was real."""
-    loaded = LoadedSession("", Path(), [])
-    messages, lost_at, skipped, recorded = [], None, 0, False
-    for n, line in enumerate(lines, 1):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        snapshot = isinstance(record, dict) and record.get("t") == "replace" and record.get("keep") == 0
-        if lost_at is not None and not (snapshot and _record_ok(record, 0)):
-            skipped += 1
-            continue
-        if not _record_ok(record, len(messages)):
-            lost_at, skipped = n, 0
-            continue
-        if lost_at is not None:
-            loaded.notices.append(f"the session log is damaged at line {lost_at}; {skipped} record(s) after it "
-                                  "were skipped until a full snapshot")
-            lost_at = None
-        kind = record["t"]
-        if kind == "session":
-            loaded.header = record
-        elif kind == "append":
-            messages.append(record["m"])
-        elif kind == "set":
-            messages[record["i"]] = record["m"]
-        elif kind == "extend":
-            grown = messages[record["i"]]
-            messages[record["i"]] = {**grown, "content": blocks(grown) + record["blocks"]}
-        elif kind == "replace":
-            messages = messages[:record["keep"]] + record["tail"]
-        if kind in ("set", "extend", "replace") and loaded.anchor and (record.get("i", record.get("keep", 0)) < loaded.anchor[0]):
-            loaded.anchor = None           # the prompt that usage measured was rewritten since
-        if kind == "window":
-            loaded.window = record["tokens"]
-        if kind in CONTINUITY_RECORDS:
-            loaded.continuity.apply(record)
-            recorded = True
-        if kind == "usage":
-            u = clean_usage(record["u"])
-            model = record.get("model") if isinstance(record.get("model"), str) else loaded.header.get("model")
-            model = model[:MODEL_CHARS] if isinstance(model, str) else ""      # older logs: the header's model
-            loaded.usages.append((u, "summary" if record.get("p") == "summary" else "answer", model))
-            loaded.anchor = (record["n"], usage_tokens(u)) if 0 < record["n"] <= len(messages) else None
-    if lost_at is not None:
-        loaded.notices.append(f"the session log is damaged at line {lost_at}; resumed the state before it "
-                              f"({skipped} later record(s) could not be used)")
-    loaded.repaired = bool(loaded.notices)
-    sendable, fixes = make_sendable(messages, STOPPED_RESULT)
-    if fixes:
-        loaded.notices += fixes
-        loaded.repaired = True
-    if loaded.anchor and (loaded.anchor[0] > len(sendable) or sendable[:loaded.anchor[0]] != messages[:loaded.anchor[0]]):
-        loaded.anchor = None
-    loaded.messages = sendable
-    if not recorded and sendable:          # a log from before s08 recorded what the person typed
-        loaded.continuity = Continuity.from_history(legacy_typed_texts(sendable))
-    return loaded
-
-
-LEGACY_PREFIXES = {"The user's first request, verbatim:\n": True, "The user's last request (already answered):\n": True,
-                   "[compacted]": False, "[snipped ": False, "Summary of the conversation so far:\n": False}
-
-
-def legacy_typed_texts(messages: list[dict]) -> list[dict]:
-    """An old log's history with the text older versions of s08 generated taken out (and the requests
-    they kept verbatim put back as plain text), so what remains is what the person typed."""
-    out = []
-    for m in messages:
-        if m.get("role") != "user":
-            out.append(m)
-            continue
-        kept = []
-        for b in blocks(m):
-            text = b.get("text", "") if b.get("type") == "text" else None
-            prefix = next((p for p in LEGACY_PREFIXES if text is not None and text.startswith(p)), None)
-            if prefix is None:
-                kept.append(b)
-            elif LEGACY_PREFIXES[prefix] and text[len(prefix):].strip():
-                kept.append({"type": "text", "text": text[len(prefix):]})
-        out.append({**m, "content": kept})
-    return out
-
-
-def load_session(path: Path) -> LoadedSession:
-    """Read a session log; a last line without its newline was cut off mid-write and is dropped."""
-    raw = path.read_bytes().decode("utf-8", errors="replace")
-    lines = raw.split("\n")
-    torn = lines.pop() if lines else ""           # "" when the file ends with a newline
-    loaded = replay([line for line in lines if line.strip()])
-    if torn.strip():
-        loaded.notices.insert(0, "dropped a half-written last line of the session log")
-        loaded.repaired = True
-    loaded.id, loaded.path = path.stem, path
-    return loaded
-
-
-def list_sessions(workspace: Path) -> list[Path]:
-    """Session logs of this workspace, newest first."""
-    folder = Path(workspace) / SESSIONS_DIR
-    if not folder.is_dir():
-        return []
-    return sorted(folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
-
-
-def session_origin(path: Path) -> str:
-    """How a session was run, from its header: "interactive", "print" (-p) or "piped" ("" if unknown)."""
-    try:
-        with open(path, "rb") as f:
-            header = json.loads(f.readline(65536).decode("utf-8", "replace"))
-    except (OSError, ValueError):
-        return ""
-    origin = header.get("origin", "") if isinstance(header, dict) else ""
-    return origin if isinstance(origin, str) else ""
-
-
-def find_session(workspace: Path, wanted: str) -> Path | None:
-    """A session by id or unique id prefix."""
-    matches = [p for p in list_sessions(workspace) if p.stem == wanted] or \
-              [p for p in list_sessions(workspace) if p.stem.startswith(wanted)]
-    return matches[0] if len(matches) == 1 else None
 
 
 def open_session(workspace: Path, loaded: LoadedSession, on_error=None) -> SessionHistory:

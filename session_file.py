@@ -5,7 +5,11 @@ at a time — and checked before each record, because the workspace is not s08's
     log.tampered()                            was the file replaced, removed or changed by anything else?
     log.rewrite(records)                      replace it atomically with a header and `records`
 
-What the records mean, and replaying them, is session.py's business.
+    list_sessions(workspace)                  this workspace's logs, newest first
+    find_session(workspace, id_or_prefix)     one log by id or unique prefix
+    session_origin(path)                      how it was run: "interactive", "print" or "piped"
+
+What the records mean is session.py's business, replaying them session_replay.py's.
 """
 
 from __future__ import annotations
@@ -144,3 +148,29 @@ class SessionLog:
         if self.fd is not None:
             os.close(self.fd)             # closing releases the lock
             self.fd = None
+
+
+def list_sessions(workspace: Path) -> list[Path]:
+    """Session logs of this workspace, newest first."""
+    folder = Path(workspace) / SESSIONS_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+
+
+def session_origin(path: Path) -> str:
+    """How a session was run, from its header: "interactive", "print" (-p) or "piped" ("" if unknown)."""
+    try:
+        with open(path, "rb") as f:
+            header = json.loads(f.readline(65536).decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        return ""
+    origin = header.get("origin", "") if isinstance(header, dict) else ""
+    return origin if isinstance(origin, str) else ""
+
+
+def find_session(workspace: Path, wanted: str) -> Path | None:
+    """A session by id or unique id prefix."""
+    matches = [p for p in list_sessions(workspace) if p.stem == wanted] or \
+              [p for p in list_sessions(workspace) if p.stem.startswith(wanted)]
+    return matches[0] if len(matches) == 1 else None

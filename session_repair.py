@@ -22,6 +22,7 @@ import re
 
 USER_BLOCKS = {"text", "image", "document", "tool_result", "search_result"}
 ASSISTANT_BLOCKS = {"text", "tool_use", "thinking", "redacted_thinking"}
+STOPPED_RESULT = "The session stopped before this tool call finished; it may not have completed."
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 RESULT_INNER = {"text", "image", "document", "search_result"}
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 MAX_COMMAND_CHARS = 4000          # longer commands are not analysed: they ask
 OPERATORS = ("&&", "||", ";;", "|&", "&>>", ">>", "&>", ">|", "<>", "<<", "|", "&", ";", "(", ")", "<", ">", "\n")
 SEPARATORS = {"&&", "||", ";;", "|&", "|", "&", ";", "\n"}
-REDIRECTIONS = {"&>>", ">>", "&>", ">|", "<>", "<", ">"}
 OPENERS = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time"}   # a command follows them
 CLOSERS = {"fi", "done", "esac", "}"}                                              # redirections may follow
 HEADERS = {"for", "select"}                          # `for NAME in WORDS`: sets a variable, runs nothing
@@ -119,6 +118,52 @@ def split_command(command: str) -> list[Simple] | None:
         return None
 
 
+def _double_quoted(command: str, i: int, s: _Splitter) -> int | None:
+    """Add the "…" word part that starts at `i`; the index after its closing quote, or None when it
+    cannot be analysed (command substitution, no closing quote)."""
+    i, n = i + 1, len(command)
+    while i < n and command[i] != '"':
+        if command[i] == "`" or command.startswith("$(", i):
+            return None
+        if command[i] == "$":
+            s.opaque = True
+        if command[i] == "\\" and i + 1 < n and command[i + 1] in '"\\$`\n':
+            i += 1
+            if command[i] == "\n":
+                i += 1
+                continue
+        s.add(command[i], True)
+        i += 1
+    if i >= n:
+        return None
+    s.add("", True)
+    return i + 1
+
+
+def _operator(command: str, i: int, s: _Splitter) -> int | None:
+    """Take the operator at `i` (a separator ends the command, a redirection waits for its target);
+    the index after it, or None for what is not analysed (subshells, here-documents, a redirection
+    without a target)."""
+    ch = command[i]
+    if ch in "<>" and s.in_word and not s.quoted and not s.opaque and "".join(s.chars).isdigit():
+        s.chars, s.bare, s.in_word = [], [], False      # "2>": the digits are a file descriptor
+    s.end_word()
+    op = next(o for o in OPERATORS if command.startswith(o, i))
+    i += len(op)
+    if op in ("(", ")", "<<"):
+        return None
+    if s.pending is not None:
+        return None                                     # a redirection without a target
+    if op in SEPARATORS:
+        s.end_command()
+    else:
+        if op in (">", "<") and command.startswith("&", i):   # >&word, <&word
+            op += "&"
+            i += 1
+        s.pending = op
+    return i
+
+
 def _split(command: str) -> list[Simple] | None:
     s, i, n = _Splitter(), 0, len(command)
     while i < n:
@@ -139,23 +184,9 @@ def _split(command: str) -> list[Simple] | None:
             s.add(command[i + 1:end], True)
             i = end + 1
         elif ch == '"':
-            i += 1
-            while i < n and command[i] != '"':
-                if command[i] == "`" or command.startswith("$(", i):
-                    return None
-                if command[i] == "$":
-                    s.opaque = True
-                if command[i] == "\\" and i + 1 < n and command[i + 1] in '"\\$`\n':
-                    i += 1
-                    if command[i] == "\n":
-                        i += 1
-                        continue
-                s.add(command[i], True)
-                i += 1
-            if i >= n:
+            i = _double_quoted(command, i, s)
+            if i is None:
                 return None
-            s.add("", True)
-            i += 1
         elif ch == "`" or command.startswith(("$(", "<(", ">("), i):
             return None
         elif ch == "$":
@@ -166,22 +197,9 @@ def _split(command: str) -> list[Simple] | None:
             end = command.find("\n", i)
             i = n if end < 0 else end
         elif ch in "|&;<>()\n":
-            if ch in "<>" and s.in_word and not s.quoted and not s.opaque and "".join(s.chars).isdigit():
-                s.chars, s.bare, s.in_word = [], [], False      # "2>": the digits are a file descriptor
-            s.end_word()
-            op = next(o for o in OPERATORS if command.startswith(o, i))
-            i += len(op)
-            if op in ("(", ")", "<<"):
+            i = _operator(command, i, s)
+            if i is None:
                 return None
-            if s.pending is not None:
-                return None                                     # a redirection without a target
-            if op in SEPARATORS:
-                s.end_command()
-            else:
-                if op in (">", "<") and command.startswith("&", i):   # >&word, <&word
-                    op += "&"
-                    i += 1
-                s.pending = op
         else:
             s.add(ch, False)
             i += 1

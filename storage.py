@@ -20,6 +20,9 @@ from pathlib import Path
 TASK_OUTPUTS_DIR = ".task_outputs/tool-results"
 SESSIONS_DIR = ".sessions"
 TRANSCRIPTS_DIR = ".transcripts"
+SNIPPED, SUMMARIZED = "snipped", "transcript"     # transcript kinds: .transcripts/<kind>_<time>_<id>.jsonl
+PERSISTED_OPEN, PERSISTED_CLOSE = "<persisted-output>", "</persisted-output>"   # an output moved to disk
+SAVED_TO = "Full output saved to: "        # then its path, in a persisted block (micro_compact and ui/ read it)
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -90,7 +93,7 @@ def write_new_text(folder: Path, stem: str, suffix: str, text: str) -> Path:
 
 def write_transcript(workspace: Path, messages: list[dict]) -> Path:
     """Save a history as JSONL (one API-shaped message per line), atomically, never overwriting."""
-    final = reserve_transcript(workspace, "transcript")
+    final = reserve_transcript(workspace, SUMMARIZED)
     tmp = final.parent / f".{final.name}.tmp"    # fill it via rename: a reader never sees half a file
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "w", encoding="utf-8",
                    errors="replace") as f:
@@ -111,7 +114,7 @@ def reserve_transcript(workspace: Path, kind: str) -> Path:
 
 def append_transcript(workspace: Path, messages: list[dict], path: Path | None = None) -> Path:
     """Append messages (JSONL, one per line) to `path`, or to a new unique transcript."""
-    path = path or reserve_transcript(workspace, "snipped")
+    path = path or reserve_transcript(workspace, SNIPPED)
     with open(path, "a", encoding="utf-8", errors="replace") as f:
         f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
         f.flush()
@@ -131,9 +134,9 @@ def persisted_block(shown_path: str, total_chars: int, total_lines: int, head: s
     """The `<persisted-output>` text that replaces an output too large for the context."""
     omitted = max(0, total_chars - len(head) - len(tail))
     parts = [
-        "<persisted-output>",
+        PERSISTED_OPEN,
         f"Output too large for the context ({total_chars:,} chars, {total_lines:,} lines). "
-        f"Full output saved to: {shown_path}",
+        f"{SAVED_TO}{shown_path}",
         f"Read more with read_file(path=\"{shown_path}\", offset=<first line>, limit=<lines>) "
         "(for very long lines use bash: head -c / cut -c).",
     ]
@@ -143,5 +146,5 @@ def persisted_block(shown_path: str, total_chars: int, total_lines: int, head: s
     if tail:
         parts += [f"... [{omitted:,} chars omitted] ...", f"Preview (last {len(tail):,} chars):",
                   tail.rstrip("\n")]
-    parts.append("</persisted-output>")
+    parts.append(PERSISTED_CLOSE)
     return "\n".join(parts)

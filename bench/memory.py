@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from standin import StandIn  # noqa: E402
+from storage import TASK_OUTPUTS_DIR  # noqa: E402
 
 
 def peak_rss_mb(pid: int) -> float | None:
@@ -67,7 +68,7 @@ def main() -> int:
                      {"text": "done"})
         peak, seconds, code = run_agent(workspace, server, "print a lot")
         result = sent_result(server)
-        saved = sorted((workspace / ".task_outputs/tool-results").glob("*.txt"))
+        saved = sorted((workspace / TASK_OUTPUTS_DIR).glob("*.txt"))
         print(f"bash      peak RSS {peak:6.1f} MB  {seconds:5.1f} s  exit {code}  "
               f"model got {len(result):,} chars  kept on disk {saved[-1].stat().st_size:,} bytes")
 

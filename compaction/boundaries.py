@@ -19,10 +19,6 @@ from __future__ import annotations
 
 from history import blocks
 
-SNIP_PREFIX = "[snipped "
-COMPACTED_PREFIX = "[compacted]"
-SUMMARY_PREFIX = "Summary of the conversation so far:\n"
-
 
 def tool_names(messages: list[dict]) -> dict[str, str]:
     """tool_use id → tool name, over the whole history."""

@@ -9,20 +9,66 @@ Files are created exclusively, so no id — however odd or repeated — overwrit
 another output. Results already persisted (by this layer or by the bash tool's
 own spill) are left alone. Results of PRESERVE_RESULT_TOOLS count against the
 round budget but are not chosen to be persisted for it (read_file pages itself).
+
+The layer is ToolResultBudget (settings: BudgetSettings); tool_result_budget and
+persist_outputs (which also returns the files written) are the same work as plain functions.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from config import Settings
+from config import PREVIEW_CHARS
 from events import Compaction, Emit, ignore
-from storage import TASK_OUTPUTS_DIR, persisted_block, relative, write_new_text
+from storage import PERSISTED_OPEN, TASK_OUTPUTS_DIR, persisted_block, relative, write_new_text
 from .boundaries import replace_blocks, result_text, tool_names
+from .layer import CompactionKind, LayerContext
 
-D = Settings()
-PERSISTED_TAG = "<persisted-output>"
 PREVIEW_OVERHEAD = 600          # chars of the <persisted-output> frame around the preview
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """PERSIST_THRESHOLD, ROUND_BUDGET, PREVIEW_CHARS, PRESERVE_RESULT_TOOLS (defaults = config.py's)."""
+    persist_threshold: int = 30_000
+    round_budget: int = 60_000
+    preview_chars: int = PREVIEW_CHARS
+    preserve: frozenset = frozenset({"read_file"})
+
+    @classmethod
+    def from_settings(cls, settings) -> "BudgetSettings":
+        return cls(settings.persist_threshold, settings.round_budget, settings.preview_chars,
+                   settings.preserved_tools)
+
+
+DEFAULTS = BudgetSettings()
+
+
+class ToolResultBudget:
+    """The layer: thresholds scaled down under a small window; the files it wrote go into the work
+    ledger; only what changed since its last look is looked at (the index's "budget" mark)."""
+    name: ClassVar[CompactionKind] = CompactionKind.TOOL_RESULT_BUDGET
+
+    def __init__(self, settings: BudgetSettings = DEFAULTS):
+        self.settings = settings
+
+    @classmethod
+    def from_settings(cls, settings) -> "ToolResultBudget":
+        return cls(BudgetSettings.from_settings(settings))
+
+    def __call__(self, messages: list[dict], context: LayerContext) -> list[dict]:
+        s, w, index = self.settings, context.window, context.index
+        out, paths = persist_outputs(messages, w.persist_threshold(s.persist_threshold),
+                                     w.round_budget(s.round_budget), s.preview_chars, preserve=s.preserve,
+                                     workspace=context.workspace, start=index.marks.get("budget", 0),
+                                     emit=context.emit)
+        for path in paths:
+            context.continuity.saved(relative(context.workspace, path), "output")
+        index.sync(out)
+        index.marks["budget"] = len(out)
+        return out
 
 
 def _persist(workspace: Path, block: dict, text: str, preview_chars: int) -> tuple[dict, Path]:
@@ -33,16 +79,20 @@ def _persist(workspace: Path, block: dict, text: str, preview_chars: int) -> tup
     return {**block, "content": preview}, path
 
 
-def tool_result_budget(messages: list[dict], threshold: int = D.persist_threshold,
-                       round_budget: int = D.round_budget, preview_chars: int = D.preview_chars, *,
-                       preserve: frozenset = D.preserved_tools, workspace: Path | None = None,
+def tool_result_budget(messages: list[dict], threshold: int = DEFAULTS.persist_threshold,
+                       round_budget: int = DEFAULTS.round_budget, preview_chars: int = DEFAULTS.preview_chars, *,
+                       preserve: frozenset = DEFAULTS.preserve, workspace: Path | None = None,
                        start: int = 0, emit: Emit = ignore) -> list[dict]:
-    """Return a history in which no tool output is too large; never mutates `messages`. `start`: the
-    messages before it were already put through this layer with the same settings (the pipeline's
-    index knows), so only the rest — and always the latest round — is looked at."""
-    workspace = Path(workspace or Path.cwd())
+    """persist_outputs without the paths (for callers that do not keep a ledger)."""
+    return persist_outputs(messages, threshold, round_budget, preview_chars, preserve=preserve,
+                           workspace=workspace, start=start, emit=emit)[0]
+
+
+def _choose(messages: list[dict], threshold: int, round_budget: int, preview_chars: int, preserve: frozenset,
+            start: int) -> dict[tuple[int, int], str]:
+    """(message, block) → text of every output to persist."""
     names: dict[str, str] | None = None
-    chosen: dict[tuple[int, int], str] = {}          # (message, block) → text to persist
+    chosen: dict[tuple[int, int], str] = {}
     last_round = len(messages) - 1
     for i in range(max(0, min(start, last_round)), len(messages)):
         m = messages[i]
@@ -54,7 +104,7 @@ def tool_result_budget(messages: list[dict], threshold: int = D.persist_threshol
                 continue
             text = result_text(b)
             total += len(text)
-            if text.startswith(PERSISTED_TAG) or len(text) <= preview_chars + PREVIEW_OVERHEAD:
+            if text.startswith(PERSISTED_OPEN) or len(text) <= preview_chars + PREVIEW_OVERHEAD:
                 continue          # already on disk, or a preview would not be smaller
             sizes[j] = text
             if len(text) > threshold:
@@ -68,9 +118,21 @@ def tool_result_budget(messages: list[dict], threshold: int = D.persist_threshol
                     continue
                 chosen[(i, j)] = text
                 total -= len(text)
+    return chosen
+
+
+def persist_outputs(messages: list[dict], threshold: int, round_budget: int, preview_chars: int, *,
+                    preserve: frozenset, workspace: Path | None = None, start: int = 0,
+                    emit: Emit = ignore) -> tuple[list[dict], list[Path]]:
+    """(history in which no tool output is too large, the files written); never mutates `messages`.
+    `start`: the messages before it were already put through this layer with the same settings (the
+    pipeline's index knows), so only the rest — and always the latest round — is looked at."""
+    workspace = Path(workspace or Path.cwd())
+    chosen = _choose(messages, threshold, round_budget, preview_chars, preserve, start)
     if not chosen:
-        return messages
-    out, changes, paths, chars = list(messages), {}, [], 0
+        return messages, []
+    out, paths, chars = list(messages), [], 0
+    changes: dict[int, dict[int, dict]] = {}
     for (i, j), text in chosen.items():
         new_block, path = _persist(workspace, messages[i]["content"][j], text, preview_chars)
         changes.setdefault(i, {})[j] = new_block
@@ -79,6 +141,6 @@ def tool_result_budget(messages: list[dict], threshold: int = D.persist_threshol
     for i, blocks_changed in changes.items():
         out[i] = replace_blocks(messages[i], blocks_changed)
     where = relative(workspace, paths[0]) if len(paths) == 1 else f"{TASK_OUTPUTS_DIR}/"
-    emit(Compaction("tool_result_budget", f"persisted {len(paths)} output{'s' * (len(paths) > 1)} "
-                                          f"({chars:,} chars) → {where}", {"paths": [str(p) for p in paths]}))
-    return out
+    emit(Compaction(CompactionKind.TOOL_RESULT_BUDGET, f"persisted {len(paths)} output{'s' * (len(paths) > 1)} "
+                    f"({chars:,} chars) → {where}", {"paths": [str(p) for p in paths]}))
+    return out, paths

@@ -22,18 +22,17 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from config import Settings
 from history import STOP_MARKS, blocks
 from .ledger import WorkLedger
 from .user_messages import Typed, UserMessages
 
-D = Settings()
+USER_MESSAGES_BUDGET, LEDGER_BUDGET = 20_000, 4_000     # tokens (defaults = config.py's)
 USER_SHARE, LEDGER_SHARE = 0.4, 0.1      # the budgets are at most these shares of CONTEXT_LIMIT
 
 
 class Continuity:
     def __init__(self, typed: UserMessages | None = None, ledger: WorkLedger | None = None,
-                 user_budget: int = D.user_messages_budget, ledger_budget: int = D.ledger_budget,
+                 user_budget: int = USER_MESSAGES_BUDGET, ledger_budget: int = LEDGER_BUDGET,
                  workspace: Path | None = None):
         self.typed, self.ledger = typed or UserMessages(), ledger or WorkLedger()
         self.user_budget, self.ledger_budget, self.workspace = user_budget, ledger_budget, workspace

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from history import blocks
 from .boundaries import result_text
-from .micro import MIN_CHARS, PLACEHOLDER_PREFIX, placeholder
+from .markers import PLACEHOLDER_PREFIX
+from .micro import MIN_CHARS, placeholder
 from .tokens import estimate_message, estimate_system, estimate_text, estimate_tools, usage_tokens
 
 
@@ -45,7 +46,8 @@ class HistoryIndex:
         self.before: list[tuple[int, int]] = [(0, 0)]   # before[k] = (clearable count, saving) of results[:k]
         self.names: dict[str, str] = {}             # tool_use id → tool name
         self.marks: dict[str, int] = {}
-        self.source, self.version = None, None      # the list last synced, and its change counter then
+        self.source: list[dict] | None = None       # the list last synced,
+        self.version: int | None = None             # and its change counter then
 
     # ---- keeping in step ---------------------------------------------------------------------
     def _first_change(self, messages: list[dict]) -> int:
@@ -88,9 +90,9 @@ class HistoryIndex:
         role = message.get("role")
         for j, b in enumerate(blocks(message)):
             if role == "assistant" and b.get("type") == "tool_use":
-                self.names[b.get("id")] = b.get("name", "tool")
+                self.names[b.get("id", "")] = b.get("name", "tool")
             elif role == "user" and b.get("type") == "tool_result" and not isinstance(message.get("content"), str):
-                name = self.names.get(b.get("tool_use_id"), "tool")
+                name = self.names.get(b.get("tool_use_id", ""), "tool")
                 fact = ResultFact(i, j, name, self._saving(b, name))
                 count, saving = self.before[-1]
                 self.results.append(fact)

@@ -14,21 +14,62 @@ token after it must be written to the prompt cache again. So it waits until
 the results it may clear add up to MICRO_CLEAR_AT_LEAST tokens, then clears
 them all at once: most turns leave the cached prefix byte-identical. With
 MICRO_CLEAR_AT_LEAST=0 it clears every turn, as the tutorial does.
+
+The layer is MicroCompact (settings: MicroSettings), which asks the pipeline's index
+before it walks the history; micro_compact is the same work as a plain function.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import ClassVar
 
-from config import Settings
 from events import Compaction, Emit, ignore
+from storage import SAVED_TO
 from .boundaries import replace_blocks, result_text, tool_names, unseen_start
+from .layer import CompactionKind, LayerContext
+from .markers import PLACEHOLDER_PREFIX
 from .tokens import estimate_text
 
-D = Settings()
 MIN_CHARS = 100
-PLACEHOLDER_PREFIX = "[Previous: used "
-_SAVED_PATH = re.compile(r"Full output saved to: (\S+)")
+_SAVED_PATH = re.compile(re.escape(SAVED_TO) + r"(\S+)")
+
+
+@dataclass(frozen=True)
+class MicroSettings:
+    """KEEP_RECENT, PRESERVE_RESULT_TOOLS, MICRO_CLEAR_AT_LEAST (defaults = config.py's)."""
+    keep_recent: int = 3
+    preserve: frozenset = frozenset({"read_file"})
+    clear_at_least: int = 20_000
+
+    @classmethod
+    def from_settings(cls, settings) -> "MicroSettings":
+        return cls(settings.keep_recent, settings.preserved_tools, settings.micro_clear_at_least)
+
+
+DEFAULTS = MicroSettings()
+
+
+class MicroCompact:
+    """The layer: asks the index first (O(the newest few results)), and walks the history only when
+    a batch is due; on a cold turn clears whatever the batch size."""
+    name: ClassVar[CompactionKind] = CompactionKind.MICRO_COMPACT
+
+    def __init__(self, settings: MicroSettings = DEFAULTS):
+        self.settings = settings
+
+    @classmethod
+    def from_settings(cls, settings) -> "MicroCompact":
+        return cls(MicroSettings.from_settings(settings))
+
+    def __call__(self, messages: list[dict], context: LayerContext) -> list[dict]:
+        s = self.settings
+        at_least = 0 if context.cold else s.clear_at_least
+        count, saving = context.index.clearable(s.keep_recent, unseen_start(messages))
+        if not count or saving < at_least:
+            return messages             # what micro_compact would decide, without walking the history
+        return micro_compact(messages, s.keep_recent, s.preserve, clear_at_least=at_least, emit=context.emit)
 
 
 def placeholder(tool_name: str, old_text: str) -> str:
@@ -37,8 +78,8 @@ def placeholder(tool_name: str, old_text: str) -> str:
     return f"{PLACEHOLDER_PREFIX}{tool_name}]{suffix}"
 
 
-def clearable_results(messages: list[dict], keep_recent: int = D.keep_recent,
-                      preserve: frozenset = D.preserved_tools, min_chars: int = MIN_CHARS):
+def clearable_results(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,
+                      preserve: frozenset = DEFAULTS.preserve, min_chars: int = MIN_CHARS):
     """(message index, block index, tool name, text) of every result micro_compact may clear."""
     names, seen_before = tool_names(messages), unseen_start(messages)
     results = [(i, j, b) for i, m in enumerate(messages) if m.get("role") == "user"
@@ -55,9 +96,9 @@ def clearable_results(messages: list[dict], keep_recent: int = D.keep_recent,
         yield i, j, name, text
 
 
-def micro_compact(messages: list[dict], keep_recent: int = D.keep_recent,
-                  preserve: frozenset = D.preserved_tools, min_chars: int = MIN_CHARS, *,
-                  clear_at_least: int = D.micro_clear_at_least, emit: Emit = ignore) -> list[dict]:
+def micro_compact(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,
+                  preserve: frozenset = DEFAULTS.preserve, min_chars: int = MIN_CHARS, *,
+                  clear_at_least: int = DEFAULTS.clear_at_least, emit: Emit = ignore) -> list[dict]:
     """Return the history with old, large tool results replaced by placeholders — once they are worth
     at least `clear_at_least` tokens together; never mutates."""
     changes: dict[int, dict[int, dict]] = {}
@@ -74,6 +115,6 @@ def micro_compact(messages: list[dict], keep_recent: int = D.keep_recent,
     for i, blocks_changed in changes.items():
         out[i] = replace_blocks(messages[i], blocks_changed)
     count = sum(len(c) for c in changes.values())
-    emit(Compaction("micro_compact", f"cleared {count} old tool result{'s' * (count > 1)} (~{saved:,} tokens)",
-                    {"count": count, "tokens": saved}))
+    emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} old tool result{'s' * (count > 1)} "
+                    f"(~{saved:,} tokens)", {"count": count, "tokens": saved}))
     return out

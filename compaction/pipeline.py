@@ -8,7 +8,8 @@
         compact_history      still over CONTEXT_LIMIT tokens → model-written summary
 
 Cheap, deterministic layers first; the model is asked only when they were not
-enough. The Compactor holds what the layers need across calls, and keeps it
+enough. The cheap ones are LAYERS, in order (each one object, see layer.py): adding one is
+one module plus one entry there. The Compactor holds what the layers need across calls, and keeps it
 when the settings change (`use_settings`):
   - the session's Continuity: the person's messages and the work ledger, which every cut keeps;
   - the HistoryIndex (index.py): what each layer and the meter decide about a message is computed
@@ -17,7 +18,8 @@ when the settings change (`use_settings`):
   - the CacheClock (window.py): a turn that starts after the prompt cache expired starts "cold" —
     then old results are cleared whatever their batch size, and the history is summarized once it is
     past COLD_COMPACT_AT of the limit, because the prompt is written again anyway;
-  - the session's snip transcript, and the count of turns whose summary failed, in a row: after
+  - the session's snip transcript (SnipCompact hands back the one it started, in the LayerContext),
+    and the count of turns whose summary failed, in a row: after
     MAX_FAILURES the automatic summary stops until the person runs /compact, so a broken summary call
     can never make every turn slow or loop. A failed summary keeps the history and falls back to
     snipping and clearing harder.
@@ -27,20 +29,25 @@ when the settings change (`use_settings`):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from events import Compaction, Emit, Notice, ignore
-from storage import relative
-from .budget import tool_result_budget
-from .boundaries import unseen_start
+from storage import SNIPPED, relative
+from .budget import BudgetSettings, ToolResultBudget, persist_outputs
 from .continuity import Continuity
 from .index import ContextMeter, HistoryIndex
-from .micro import micro_compact
-from .snip import snip_compact
-from .summary import Summarize, SummaryFailed, compact_history, input_budget, reactive_compact
+from .layer import CompactionKind, Layer, LayerContext
+from .micro import MicroCompact, micro_compact
+from .snip import SnipCompact, snip_to_transcript
+from .summary import Summarize, SummaryFailed, SummaryJob, compact_history, input_budget, reactive_compact
 from .tokens import estimate_tokens
 from .window import CacheClock, Window
 
+if TYPE_CHECKING:
+    from config import Settings
+
+AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMPACT, CompactionKind.REACTIVE_COMPACT
+LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 MAX_FAILURES = 3
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
@@ -49,27 +56,29 @@ FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger tha
 class Compactor:
     def __init__(self, settings, workspace: Path, summarize: Summarize, emit: Emit = ignore,
                  system=None, tools=None, continuity: Continuity | None = None, clock=None):
-        self.workspace, self.summarize, self.emit, self.system, self.tools = Path(workspace), summarize, emit, system, tools
+        self.workspace, self.summarize, self.emit = Path(workspace), summarize, emit
+        self.system, self.tools = system, tools
         self.continuity = continuity or Continuity(workspace=self.workspace)
         self.cache = CacheClock(clock) if clock else CacheClock()
         self.on_window: Callable[[int], None] | None = None     # records a learned window (the session log)
         self.failures, self.auto_enabled = 0, True
         self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
-        snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith("snipped_")]
+        snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
         self.window = Window(settings.context_limit, settings.context_window)
-        self.settings = None
+        self.index = HistoryIndex(settings.preserved_tools)
+        self.meter = ContextMeter(self.index)
+        self.settings: Settings = settings
         self.use_settings(settings)
 
     def use_settings(self, settings) -> None:
-        """New settings (a reloaded .env): what the compactor learned about the session stays."""
-        if self.settings is None or (settings.preserved_tools, settings.persist_threshold, settings.round_budget,
-                                     settings.preview_chars) != (self.settings.preserved_tools,
-                                                                 self.settings.persist_threshold,
-                                                                 self.settings.round_budget, self.settings.preview_chars):
+        """New settings (a reloaded .env): the layers are built again from them; what the compactor
+        learned about the session (continuity, index, window, clock, failures, snip transcript) stays."""
+        if BudgetSettings.from_settings(settings) != BudgetSettings.from_settings(self.settings):
             self.index = HistoryIndex(settings.preserved_tools)     # decisions that depend on these are redone
             self.meter = ContextMeter(self.index)
         self.settings = settings
+        self.layers: tuple[Layer, ...] = tuple(layer.from_settings(settings) for layer in LAYERS)
         self.window.limit_setting, self.window.window_setting = settings.context_limit, settings.context_window
         self.continuity.use_settings(settings, self.limit)
 
@@ -96,46 +105,33 @@ class Compactor:
         if not self.window.learn(maximum):
             return
         self.continuity.use_settings(self.settings, self.limit)
-        if self.on_window is not None:
+        if self.on_window is not None and self.window.learned:
             self.on_window(self.window.learned)
         if not quiet:
             self.emit(Notice(f"[context window is {self.window.tokens:,} tokens for this model; compacting at "
                              f"{self.limit:,}]", "warning"))
 
     # ---- the pipeline ------------------------------------------------------------------
-    def _on_layer(self, event) -> None:
-        """Files a layer wrote: the snip transcript is appended to from now on; persisted outputs go
-        into the work ledger."""
-        if isinstance(event, Compaction) and event.layer == "snip_compact":
-            self.snip_transcript = Path(event.details["path"])
-        if isinstance(event, Compaction) and event.layer == "tool_result_budget":
-            for path in event.details.get("paths", []):
-                self.continuity.saved(relative(self.workspace, Path(path)), "output")
-        self.emit(event)
-
     def cheap_layers(self, messages: list[dict], clear_all: bool = False) -> list[dict]:
-        """tool_result_budget, snip_compact and micro_compact, looking again only at what changed since
-        the last call (the index knows). `clear_all`: clear old results whatever their batch size."""
-        s, w, index = self.settings, self.window, self.index
-        index.sync(messages)
-        try:
-            out = tool_result_budget(messages, w.persist_threshold(s.persist_threshold), w.round_budget(s.round_budget),
-                                     s.preview_chars, preserve=s.preserved_tools, workspace=self.workspace,
-                                     start=index.marks.get("budget", 0), emit=self._on_layer)
-            out = snip_compact(out, s.snip_max_messages, s.snip_target_messages, workspace=self.workspace,
-                               transcript=self.snip_transcript, continuity=self.continuity, emit=self._on_layer)
-        except OSError as exc:          # a full disk or a read-only workspace must not end the turn
-            self.emit(Notice(f"[compaction could not write to disk: {exc.strerror or exc}; "
-                             "outputs stay in the context]", "warning"))
-            out = messages
-        else:
-            index.sync(out)
-            index.marks["budget"] = len(out)
-        at_least = 0 if clear_all else s.micro_clear_at_least
-        count, saving = index.clearable(s.keep_recent, unseen_start(out))
-        if not count or saving < at_least:
-            return out                  # what micro_compact would decide, without walking the history
-        return micro_compact(out, s.keep_recent, s.preserved_tools, clear_at_least=at_least, emit=self.emit)
+        """The LAYERS in order, each looking again only at what changed since the last call (the index
+        knows). `clear_all`: clear old results whatever their batch size. A layer that cannot write to
+        disk (a full disk, a read-only workspace) is skipped for this call: that must not end the turn."""
+        context = LayerContext(self.workspace, self.continuity, self.window, self.index, self.emit,
+                               cold=clear_all, snip_transcript=self.snip_transcript)
+        self.index.sync(messages)
+        out = messages
+        for layer in self.layers:
+            try:
+                new = layer(out, context)
+            except OSError as exc:
+                self.emit(Notice(f"[{layer.name.label} could not write to disk: {exc.strerror or exc}; "
+                                 "what it would move stays in the context]", "warning"))
+                continue
+            if new is not out:
+                self.index.sync(new)
+            out = new
+        self.snip_transcript = context.snip_transcript
+        return out
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Run the four layers; returns the history to send (the input is never mutated)."""
@@ -152,38 +148,39 @@ class Compactor:
                                  f"{limit:,} tokens — run /compact to try again]", "warning"))
             return out
         if size > limit:
-            self.emit(Compaction("auto_compact", f"[auto_compact triggered] {size:,} > {limit:,} tokens"))
+            self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens"))
         else:
-            self.emit(Compaction("auto_compact", f"[auto_compact triggered] {size:,} tokens and the prompt cache "
-                                                 "has expired: compacting now costs nothing extra"))
-        return self._summarize(out, "", "auto_compact", measured=size, sent=messages)
+            self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} tokens and the prompt cache "
+                                       "has expired: compacting now costs nothing extra"))
+        return self._summarize(out, "", AUTO, measured=size, sent=messages)
 
-    def _summarize(self, messages: list[dict], focus: str, kind: str, measured: int | None = None,
+    def _summarize(self, messages: list[dict], focus: str, kind: CompactionKind, measured: int | None = None,
                    scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None) -> list[dict]:
-        """Summarize for `kind` (auto_compact, manual compact, reactive_compact); on failure keep the
+        """Summarize for `kind` (auto_compact, manual_compact, reactive_compact); on failure keep the
         history and — except for a manual compact — fall back to the non-model reduction. `stated`: the
         window an error just stated, used for this compaction even when too small to keep believing."""
         s, window = self.settings, min(self.window.tokens, stated or self.window.tokens)
-        kwargs = dict(focus=focus, workspace=self.workspace, system=self.system, tools=self.tools,
-                      emit=self.emit, max_input_tokens=input_budget(window, s.summary_max_tokens),
-                      measured=measured or self.measure(messages), continuity=self.continuity)
+        job = SummaryJob(self.summarize, focus=focus, workspace=self.workspace, system=self.system,
+                         tools=self.tools, window=window, max_input_tokens=input_budget(window, s.summary_max_tokens),
+                         measured=measured or self.measure(messages), sent=sent, continuity=self.continuity,
+                         emit=self.emit)
         try:
-            if kind == "reactive_compact":
-                new = reactive_compact(messages, self.summarize, window=window, scale=scale, **kwargs)
+            if kind is REACTIVE:
+                new = reactive_compact(messages, job, scale)
             else:
-                new = compact_history(messages, self.summarize, sent=sent, **kwargs)
+                new = compact_history(messages, job)
         except SummaryFailed as exc:
             if exc.trivial:
-                self.emit(Notice(f"[{kind}: {exc}]", "info"))
+                self.emit(Notice(f"[{kind.label}: {exc}]", "info"))
             else:
                 self._count_failure(kind, exc)
-            return messages if kind == "manual compact" else self._fallback(messages)
+            return messages if kind is MANUAL else self._fallback(messages)
         self.failures, self.auto_enabled = 0, True
         self.meter.forget()
         return new
 
-    def _count_failure(self, kind: str, exc: Exception) -> None:
-        self.emit(Notice(f"[{kind} failed: {exc}; the history was kept]", "warning"))
+    def _count_failure(self, kind: CompactionKind, exc: Exception) -> None:
+        self.emit(Notice(f"[{kind.label} failed: {exc}; the history was kept]", "warning"))
         if self.failed_this_turn:
             return
         self.failed_this_turn = True
@@ -199,26 +196,30 @@ class Compactor:
         before = estimate_tokens(messages, self.system, self.tools)
         target = max(FALLBACK_MIN_MESSAGES, self.settings.snip_target_messages // 2)
         try:
-            out = tool_result_budget(messages, FALLBACK_PERSIST_CHARS, FALLBACK_PERSIST_CHARS,
-                                     self.settings.preview_chars, preserve=frozenset(),
-                                     workspace=self.workspace, emit=self._on_layer)
-            out = snip_compact(out, target, target, workspace=self.workspace,
-                               transcript=self.snip_transcript, continuity=self.continuity, emit=self._on_layer)
+            out, paths = persist_outputs(messages, FALLBACK_PERSIST_CHARS, FALLBACK_PERSIST_CHARS,
+                                         self.settings.preview_chars, preserve=frozenset(),
+                                         workspace=self.workspace, emit=self.emit)
+            for path in paths:
+                self.continuity.saved(relative(self.workspace, path), "output")
+            out, snipped_to = snip_to_transcript(out, target, target, workspace=self.workspace,
+                                                 transcript=self.snip_transcript, continuity=self.continuity,
+                                                 emit=self.emit)
+            self.snip_transcript = snipped_to or self.snip_transcript
         except OSError as exc:
             self.emit(Notice(f"[fallback could not write to disk: {exc.strerror or exc}]", "warning"))
             out = messages
         out = micro_compact(out, keep_recent=1, preserve=frozenset(), clear_at_least=0, emit=self.emit)
         after = estimate_tokens(out, self.system, self.tools)
-        self.emit(Compaction("fallback", f"[fallback] cut without the model: {before:,} → {after:,} tokens"
-                             if after < before else "[fallback] nothing more to cut without the model"))
+        self.emit(Compaction(CompactionKind.FALLBACK, f"[fallback] cut without the model: {before:,} → {after:,} "
+                             "tokens" if after < before else "[fallback] nothing more to cut without the model"))
         return out
 
     # ---- on request ------------------------------------------------------------------
     def compact(self, messages: list[dict], focus: str = "") -> list[dict]:
         """The compact tool and /compact: summarize now (with an optional focus)."""
-        self.emit(Compaction("manual compact", "[manual compact]" + (f" focus: {focus}" if focus else "")))
+        self.emit(Compaction(MANUAL, f"[{MANUAL.label}]" + (f" focus: {focus}" if focus else "")))
         self.failures, self.auto_enabled, self.failed_this_turn = 0, True, False
-        return self._summarize(messages, focus, "manual compact")
+        return self._summarize(messages, focus, MANUAL)
 
     def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None) -> list[dict]:
         """The API said the prompt is too long (`counted` > `maximum` tokens, when it said the numbers):
@@ -227,7 +228,7 @@ class Compactor:
         said = f" ({counted:,} > {maximum:,} tokens)" if counted and maximum else ""
         estimate = estimate_tokens(messages, self.system, self.tools)
         scale = counted / estimate if counted and estimate else 1.0
-        self.emit(Compaction("reactive_compact", f"[reactive_compact] the API says the prompt is too long{said}; "
-                                                 "compacting and retrying once"))
+        self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] the API says the prompt is too long{said}; "
+                                       "compacting and retrying once"))
         self.learn_window(maximum)
-        return self._summarize(messages, "", "reactive_compact", scale=scale, stated=maximum)
+        return self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum)

@@ -13,32 +13,82 @@ of the history no longer shows, and the work ledger of the snipped part. The
 snip must save tokens by itself; what rides along is the price of keeping
 the person's words. Boundaries move, as in the seed, so no tool_use/tool_result
 pair is split.
+
+The layer is SnipCompact (settings: SnipSettings); snip_to_transcript returns the
+transcript it appended to, so the caller keeps it (snip_compact drops it).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from config import Settings
 from events import Compaction, Emit, ignore
-from storage import append_transcript, relative, reserve_transcript
-from .boundaries import SNIP_PREFIX, safe_cuts
+from storage import SNIPPED, append_transcript, relative, reserve_transcript
+from .boundaries import safe_cuts
 from .continuity import Continuity
+from .layer import CompactionKind, LayerContext
+from .markers import SNIP_PREFIX
 from .tokens import estimate_tokens
 
-D = Settings()
 KEEP_HEAD = 3
 
 
-def snip_compact(messages: list[dict], max_messages: int = D.snip_max_messages,
+@dataclass(frozen=True)
+class SnipSettings:
+    """SNIP_MAX_MESSAGES, SNIP_TARGET_MESSAGES (defaults = config.py's)."""
+    max_messages: int = 50
+    target_messages: int = 20
+
+    @classmethod
+    def from_settings(cls, settings) -> "SnipSettings":
+        return cls(settings.snip_max_messages, settings.snip_target_messages)
+
+
+DEFAULTS = SnipSettings()
+
+
+class SnipCompact:
+    """The layer: appends to the session's snip transcript (the context's), or starts one and
+    leaves its path in the context for the next snip."""
+    name: ClassVar[CompactionKind] = CompactionKind.SNIP_COMPACT
+
+    def __init__(self, settings: SnipSettings = DEFAULTS):
+        self.settings = settings
+
+    @classmethod
+    def from_settings(cls, settings) -> "SnipCompact":
+        return cls(SnipSettings.from_settings(settings))
+
+    def __call__(self, messages: list[dict], context: LayerContext) -> list[dict]:
+        out, path = snip_to_transcript(messages, self.settings.max_messages, self.settings.target_messages,
+                                       workspace=context.workspace, transcript=context.snip_transcript,
+                                       continuity=context.continuity, emit=context.emit)
+        if path is not None:
+            context.snip_transcript = path
+        return out
+
+
+def snip_compact(messages: list[dict], max_messages: int = DEFAULTS.max_messages,
                  target_messages: int | None = None, keep_head: int = KEEP_HEAD, *,
                  workspace: Path | None = None, transcript: Path | None = None,
                  continuity: Continuity | None = None, emit: Emit = ignore) -> list[dict]:
-    """Return the history with its middle snipped if it has more than `max_messages` messages."""
+    """snip_to_transcript without the path."""
+    return snip_to_transcript(messages, max_messages, target_messages, keep_head, workspace=workspace,
+                              transcript=transcript, continuity=continuity, emit=emit)[0]
+
+
+def snip_to_transcript(messages: list[dict], max_messages: int = DEFAULTS.max_messages,
+                       target_messages: int | None = None, keep_head: int = KEEP_HEAD, *,
+                       workspace: Path | None = None, transcript: Path | None = None,
+                       continuity: Continuity | None = None, emit: Emit = ignore) -> tuple[list[dict], Path | None]:
+    """(the history with its middle snipped if it has more than `max_messages` messages, the transcript
+    the snipped messages were appended to — None when nothing was snipped)."""
     n = len(messages)
     if n <= max_messages:
-        return messages
-    target = min(target_messages or D.snip_target_messages, max_messages)
+        return messages, None
+    target = min(target_messages or DEFAULTS.target_messages, max_messages)
     head_end, tail_start = keep_head, n - max(1, target - keep_head)
     safe = safe_cuts(messages)
     while head_end < n and not safe[head_end]:
@@ -46,22 +96,22 @@ def snip_compact(messages: list[dict], max_messages: int = D.snip_max_messages,
     while tail_start > head_end and not safe[tail_start]:
         tail_start -= 1             # the tail starts with results: keep their tool_use too
     if head_end >= tail_start:
-        return messages
+        return messages, None
     snipped = messages[head_end:tail_start]
     workspace = Path(workspace or Path.cwd())
-    path = transcript or reserve_transcript(workspace, "snipped")
+    path = transcript or reserve_transcript(workspace, SNIPPED)
     shown = relative(workspace, path)
     marker = {"type": "text", "text": f"{SNIP_PREFIX}{len(snipped)} messages → {shown}]"}
     kept = messages[:head_end] + [{"role": "user", "content": [marker]}] + messages[tail_start:]
     if estimate_tokens(kept) >= estimate_tokens(messages):
         if transcript is None:
             path.unlink(missing_ok=True)       # nothing gained: keep the history as it is
-        return messages
+        return messages, None
     keep = continuity or Continuity.from_history(messages, workspace)
     extra, moved = keep.blocks_for_cut(kept, shown, only_unseen=True)    # what the cut hides, riding along
     out = messages[:head_end] + [{"role": "user", "content": [marker] + extra}] + messages[tail_start:]
     append_transcript(workspace, snipped, path)
     keep.commit(moved, shown)
-    emit(Compaction("snip_compact", f"snipped {len(snipped)} messages → {shown}",
+    emit(Compaction(CompactionKind.SNIP_COMPACT, f"snipped {len(snipped)} messages → {shown}",
                     {"path": str(path), "count": len(snipped)}))
-    return out
+    return out, path

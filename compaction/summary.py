@@ -19,18 +19,21 @@ larger recent tail, for when the API has already said the prompt is too long.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from config import Settings
 from events import Compaction, Emit, ignore
 from history import blocks
+from llm.contract import ErrorKind
 from storage import relative, write_transcript
-from .boundaries import COMPACTED_PREFIX, SUMMARY_PREFIX, safe_cuts, unseen_start
+from .boundaries import safe_cuts, unseen_start
 from .continuity import Continuity
+from .layer import CompactionKind
+from .markers import COMPACTED_PREFIX, SUMMARY_PREFIX
 from .tokens import estimate_message, estimate_tokens
 
-D = Settings()
+CONTEXT_WINDOW, SUMMARY_MAX_TOKENS = 200_000, 2_000     # defaults = config.py's
 MAX_REACTIVE_RETRIES = 1
 CLIP_STEPS = (20_000, 4_000, 1_000, 200)   # when shortening, one block keeps at most this much (head + tail)
 WINDOW_MARGIN = 1_000
@@ -52,6 +55,34 @@ transcript is saved separately. Do not call any tools. Use these sections:
 Summarize = Callable[[list[dict]], tuple[str, str | None]]
 
 
+@dataclass(frozen=True)
+class SummaryJob:
+    """One summary to make: the model call and what the summary message is built with.
+
+    summarize         the model (`summarize(messages) -> (text, stop_reason)`)
+    focus             what /compact asked to pay special attention to
+    workspace         where the transcript is saved (default: the current folder)
+    system, tools     the prompt's fixed part, for the sizes
+    window            the model's window in tokens (sizes reactive_compact's tail and the default budget)
+    max_input_tokens  what the summary request may use (default: input_budget(window))
+    measured          the prompt size the caller measured, shown in the event
+    sent              the history as it was last sent, before this call's cheaper layers rewrote it
+    continuity        the person's messages and the work ledger (default: read from the history)
+    emit              where the events go
+    """
+    summarize: Summarize
+    focus: str = ""
+    workspace: Path | None = None
+    system: Any = None
+    tools: Any = None
+    window: int = CONTEXT_WINDOW
+    max_input_tokens: int | None = None
+    measured: int | None = None
+    sent: list[dict] | None = None
+    continuity: Continuity | None = None
+    emit: Emit = ignore
+
+
 class SummaryFailed(Exception):
     """The summary could not be made; the message says why in one line. `trivial` means there was
     nothing worth summarizing (not a failure of the model, so it does not count against it)."""
@@ -61,7 +92,7 @@ class SummaryFailed(Exception):
         self.trivial = trivial
 
 
-def input_budget(window: int, summary_max_tokens: int = D.summary_max_tokens) -> int:
+def input_budget(window: int, summary_max_tokens: int = SUMMARY_MAX_TOKENS) -> int:
     """Tokens the summary request may use: the window minus room for the summary and a margin."""
     return window - min(summary_max_tokens, window // 4) - min(WINDOW_MARGIN, window // 20)
 
@@ -141,42 +172,33 @@ def _ask(summarize: Summarize, make_request) -> tuple[str, str | None]:
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 — any failure of the call is a failed summary
-            if budget_share == 1.0 and "too long" in str(exc).lower():
+            if budget_share == 1.0 and getattr(exc, "kind", None) is ErrorKind.PROMPT_TOO_LONG:
                 continue
             raise SummaryFailed(f"the summary call failed: {exc}") from None
     raise AssertionError("unreachable")
 
 
-def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = "",
-                    workspace: Path | None = None, system=None, tools=None,
-                    max_input_tokens: int | None = None, keep_tail_tokens: int = 0,
-                    label: str = "compacted", measured: int | None = None, sent: list[dict] | None = None,
-                    continuity: Continuity | None = None, emit: Emit = ignore) -> list[dict]:
+def compact_history(messages: list[dict], job: SummaryJob) -> list[dict]:
     """Summarize the history and return the short one; raise SummaryFailed leaving the input as it was.
 
-    The summary request is the history as it was last sent (`sent`: before this call's cheaper layers
-    rewrote it — its prefix is what the prompt cache holds) up to the round the model has not seen,
-    which is kept verbatim anyway; then the instruction. With `keep_tail_tokens` (reactive) only the
-    part that goes away is sent. `measured` is the prompt size the caller measured, shown in the event."""
-    keep_from = _keep_from(messages, keep_tail_tokens) if messages else 0
-    if estimate_tokens(messages[:keep_from]) < MIN_SUMMARIZABLE_TOKENS:
-        raise SummaryFailed("there is too little to summarize yet", trivial=True)
-    workspace = Path(workspace or Path.cwd())
-    before = estimate_tokens(messages, system, tools)
-    try:
-        transcript = relative(workspace, write_transcript(workspace, messages))
-    except OSError as exc:
-        raise SummaryFailed(f"cannot save the transcript: {exc.strerror or exc}") from None
-    keep = continuity or Continuity.from_history(messages, workspace)
-    keep.saved(transcript, "transcript")
-    emit(Compaction("transcript", f"[transcript saved: {transcript}]", {"path": transcript}))
+    The summary request is the history as it was last sent (`job.sent`: its prefix is what the prompt
+    cache holds) up to the round the model has not seen, which is kept verbatim anyway; then the
+    instruction."""
+    return _summarized(messages, job, keep_tail_tokens=0, kind=CompactionKind.COMPACTED)
 
-    as_sent = sent if sent is not None else messages
-    source = messages[:keep_from] if keep_tail_tokens else as_sent[:unseen_start(as_sent)] or as_sent
-    budget = max_input_tokens or input_budget(D.context_window)
-    instruction = summary_instruction(focus)
-    text, stop_reason = _ask(summarize, lambda share: summary_request(
-        source, instruction, int(budget * share), system, tools, transcript))
+
+def reactive_compact(messages: list[dict], job: SummaryJob, scale: float = 1.0) -> list[dict]:
+    """After "prompt is too long": keep a recent tail of about a quarter of the window, summarize the
+    rest (only the part that goes away is sent). `scale` is how much the API's count exceeds our
+    estimate (from the error), so both the tail and the summary request are sized in the API's tokens."""
+    scale = max(1.0, scale)
+    job = replace(job, max_input_tokens=int((job.max_input_tokens or input_budget(job.window)) / scale))
+    return _summarized(messages, job, keep_tail_tokens=int(job.window // 4 / scale),
+                       kind=CompactionKind.REACTIVE_COMPACT)
+
+
+def _check_reply(text: str, stop_reason: str | None) -> str:
+    """The summary's text, or SummaryFailed saying why it cannot be used."""
     text = (text or "").strip()
     if not text:
         raise SummaryFailed("the model returned an empty summary")
@@ -185,6 +207,29 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
     if stop_reason in ("tool_use", "refusal"):
         raise SummaryFailed("the model answered with a tool call instead of a summary" if stop_reason == "tool_use"
                             else "the model declined to summarize")
+    return text
+
+
+def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, kind: CompactionKind) -> list[dict]:
+    keep_from = _keep_from(messages, keep_tail_tokens) if messages else 0
+    if estimate_tokens(messages[:keep_from]) < MIN_SUMMARIZABLE_TOKENS:
+        raise SummaryFailed("there is too little to summarize yet", trivial=True)
+    workspace, system, tools, emit = Path(job.workspace or Path.cwd()), job.system, job.tools, job.emit
+    before = estimate_tokens(messages, system, tools)
+    try:
+        transcript = relative(workspace, write_transcript(workspace, messages))
+    except OSError as exc:
+        raise SummaryFailed(f"cannot save the transcript: {exc.strerror or exc}") from None
+    keep = job.continuity or Continuity.from_history(messages, workspace)
+    keep.saved(transcript, "transcript")
+    emit(Compaction(CompactionKind.TRANSCRIPT, f"[transcript saved: {transcript}]", {"path": transcript}))
+
+    as_sent = job.sent if job.sent is not None else messages
+    source = messages[:keep_from] if keep_tail_tokens else as_sent[:unseen_start(as_sent)] or as_sent
+    budget = job.max_input_tokens or input_budget(job.window)
+    instruction = summary_instruction(job.focus)
+    text = _check_reply(*_ask(job.summarize, lambda share: summary_request(
+        source, instruction, int(budget * share), system, tools, transcript)))
 
     extra, moved = keep.blocks_for_cut(messages[keep_from:], transcript)
     content = [{"type": "text", "text": f"{COMPACTED_PREFIX} The conversation so far was summarized to save "
@@ -197,20 +242,7 @@ def compact_history(messages: list[dict], summarize: Summarize, *, focus: str = 
     if after >= before:
         raise SummaryFailed(f"the summary ({after:,} tokens) is not smaller than the history ({before:,})")
     keep.commit(moved, transcript)
-    shown = measured or before     # the size that triggered us, when the caller measured it
-    emit(Compaction(label, f"[{label}] {shown:,} → {after:,} tokens", {"before": shown, "after": after,
-                                                                      "transcript": transcript}))
+    shown = job.measured or before     # the size that triggered us, when the caller measured it
+    emit(Compaction(kind, f"[{kind.label}] {shown:,} → {after:,} tokens", {"before": shown, "after": after,
+                                                                          "transcript": transcript}))
     return new
-
-
-def reactive_compact(messages: list[dict], summarize: Summarize, *, window: int | None = None,
-                     scale: float = 1.0, **kwargs) -> list[dict]:
-    """After "prompt is too long": keep a recent tail of about a quarter of the window, summarize the
-    rest. `scale` is how much the API's count exceeds our estimate (from the error), so both the tail
-    and the summary request are sized in the API's tokens."""
-    window = window or D.context_window
-    scale = max(1.0, scale)
-    kwargs.setdefault("max_input_tokens", input_budget(window))
-    kwargs["max_input_tokens"] = int(kwargs["max_input_tokens"] / scale)
-    return compact_history(messages, summarize, keep_tail_tokens=int(window // 4 / scale),
-                           label="reactive_compact", **kwargs)

@@ -20,6 +20,7 @@ import math
 import re
 
 from history import blocks
+from llm.usage import Usage
 
 ASCII_CHARS_PER_TOKEN = 3.5
 TOKENS_PER_NEWLINE = 0.5
@@ -95,7 +96,7 @@ def breakdown(messages: list[dict], system=None, tools=None, instructions: str =
             "tools": estimate_tools(tools), "messages": everything - results, "tool results": results}
 
 
-def usage_tokens(usage: dict) -> int:
-    """Everything a response's usage covers: the prompt (uncached + cache read + cache write) and output."""
-    return sum(usage.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
-                                           "cache_creation_input_tokens", "output_tokens"))
+def usage_tokens(usage) -> int:
+    """Everything a response's usage covers (a Usage, an API usage dict, or None): the prompt (uncached +
+    cache read + cache write) and output."""
+    return Usage.of(usage).total

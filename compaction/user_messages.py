@@ -168,8 +168,8 @@ class UserMessages:
         out = [{"type": "text", "text": CARRY_LABEL}]
         if counted:
             numbers = sorted(i + 1 for i in counted)
-            places = sorted({where[i] for i in counted})
-            places = ", ".join(places) if len(places) <= 2 else WHOLE_SOMEWHERE
+            wheres = sorted({where[i] for i in counted})
+            places = ", ".join(wheres) if len(wheres) <= 2 else WHOLE_SOMEWHERE
             out.append({"type": "text", "text": f"[… {len(counted)} earlier message{'s' * (len(counted) > 1)} of "
                         f"yours ({_ranges(numbers)}) left out here to stay within USER_MESSAGES_BUDGET; whole "
                         f"in {places} …]"})
@@ -180,10 +180,10 @@ class UserMessages:
 def _ranges(numbers: list[int]) -> str:
     """[1, 2, 3, 7] → "messages 1–3, 7"."""
     spans, start = [], numbers[0]
-    for a, b in zip(numbers, numbers[1:] + [None]):
+    for a, b in zip(numbers, [*numbers[1:], None]):
         if b != a + 1:
             spans.append(f"{start}–{a}" if a != start else f"{a}")
-            start = b
+            start = b if b is not None else start
     if len(spans) > MAX_SPANS:
         return f"some of messages {numbers[0]}–{numbers[-1]}"
     return "message" + ("s " if len(numbers) > 1 else " ") + ", ".join(spans)

@@ -118,7 +118,9 @@ class Brain:
     """Callable reply source for StandIn(brain=Brain())."""
 
     def __init__(self, label: str = ""):
-        self.plan_key, self.files, self.next_file = None, None, 0
+        self.plan_key: str | None = None
+        self.files: list[str] | None = None
+        self.next_file = 0
         self.label = label
 
     def __call__(self, body: dict) -> dict:

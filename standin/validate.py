@@ -171,7 +171,8 @@ def _check_cache_ttls(body: dict) -> None:
 
 def _count_cache_control(body: dict) -> int:
     count = 0
-    for part in (body.get("tools") or [], body.get("system") if isinstance(body.get("system"), list) else []):
+    system = body.get("system")
+    for part in (body.get("tools") or [], system if isinstance(system, list) else []):
         count += sum(1 for b in part if isinstance(b, dict) and b.get("cache_control"))
     for m in body.get("messages") or []:
         if isinstance(m, dict) and isinstance(m.get("content"), list):
@@ -197,6 +198,38 @@ def _check_tools(tools) -> None:
         if t["name"] in names:
             raise InvalidRequest("tools: Tool names must be unique.")
         names.add(t["name"])
+
+
+def _check_message(msg, i: int, last: bool, seen_ids: set) -> None:
+    """Raise InvalidRequest if message `i` is not one the real API takes there."""
+    if not isinstance(msg, dict):
+        raise InvalidRequest(f"messages.{i}: Input should be a valid dictionary")
+    for key in msg:
+        if key not in ("role", "content"):
+            raise InvalidRequest(f"messages.{i}.{key}: Extra inputs are not permitted")
+    if msg.get("role") not in ("user", "assistant"):
+        raise InvalidRequest(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    if "content" not in msg:
+        raise InvalidRequest(f"messages.{i}.content: Field required")
+    if i == 0 and msg["role"] != "user":
+        raise InvalidRequest('messages: first message must use the "user" role')
+    content = msg["content"]
+    if isinstance(content, str):
+        if not (last and msg["role"] == "assistant"):
+            _text_ok(content, f"messages.{i}.content")
+    elif isinstance(content, list):
+        if not content and not (last and msg["role"] == "assistant"):
+            raise InvalidRequest(f"messages.{i}: all messages must have non-empty content except for "
+                                 "the optional final assistant message")
+        for j, block in enumerate(content):
+            _check_block(block, i, j, msg["role"], seen_ids)
+    else:
+        raise InvalidRequest(f"messages.{i}.content: Input should be a valid string or list")
+    if last and msg["role"] == "assistant":
+        tail = content if isinstance(content, str) else next(
+            (b.get("text", "") for b in reversed(content) if b.get("type") == "text"), "")
+        if tail and tail != tail.rstrip():
+            raise InvalidRequest("messages: final assistant content cannot end with trailing whitespace")
 
 
 def validate_request(body) -> None:
@@ -232,34 +265,7 @@ def validate_request(body) -> None:
         raise InvalidRequest("messages: at least one message is required")
     seen_ids: set = set()
     for i, msg in enumerate(messages):
-        if not isinstance(msg, dict):
-            raise InvalidRequest(f"messages.{i}: Input should be a valid dictionary")
-        for key in msg:
-            if key not in ("role", "content"):
-                raise InvalidRequest(f"messages.{i}.{key}: Extra inputs are not permitted")
-        if msg.get("role") not in ("user", "assistant"):
-            raise InvalidRequest(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        if "content" not in msg:
-            raise InvalidRequest(f"messages.{i}.content: Field required")
-        if i == 0 and msg["role"] != "user":
-            raise InvalidRequest('messages: first message must use the "user" role')
-        content, last = msg["content"], i == len(messages) - 1
-        if isinstance(content, str):
-            if not (last and msg["role"] == "assistant"):
-                _text_ok(content, f"messages.{i}.content")
-        elif isinstance(content, list):
-            if not content and not (last and msg["role"] == "assistant"):
-                raise InvalidRequest(f"messages.{i}: all messages must have non-empty content except for "
-                                     "the optional final assistant message")
-            for j, block in enumerate(content):
-                _check_block(block, i, j, msg["role"], seen_ids)
-        else:
-            raise InvalidRequest(f"messages.{i}.content: Input should be a valid string or list")
-        if last and msg["role"] == "assistant":
-            tail = content if isinstance(content, str) else next(
-                (b.get("text", "") for b in reversed(content) if b.get("type") == "text"), "")
-            if tail and tail != tail.rstrip():
-                raise InvalidRequest("messages: final assistant content cannot end with trailing whitespace")
+        _check_message(msg, i, i == len(messages) - 1, seen_ids)
     _check_pairing(messages)
     _check_cache_ttls(body)
     found = _count_cache_control(body)

@@ -3,6 +3,10 @@ the test lanes.
 
 `app_for(...)` builds the real App in-process (real SDK, real HTTP to the
 stand-in); `spawn_agent(...)` runs `python agent.py` in a pseudo-terminal.
+A test marked `@pytest.mark.scripted` gets the in-process ScriptedModel (llm/scripted.py) as its
+`standin` instead — the same scripts, brains, strictness and records, without HTTP, the SDK or
+threads — and `app_for` builds the App with PROVIDER=scripted. Both refuse what the real API would,
+and the test fails if either did.
 
 Lanes (markers in pytest.ini):
   slow     the test starts a Python interpreter of s08: agent.py in a pty or a subprocess,
@@ -162,22 +166,32 @@ def workspace(tmp_path) -> Path:
 
 
 @pytest.fixture
-def standin():
+def standin(request, monkeypatch):
+    if request.node.get_closest_marker("scripted"):
+        from llm.providers import PROVIDERS
+        from llm.scripted import ScriptedModel
+        model = ScriptedModel()
+        monkeypatch.setitem(PROVIDERS, "scripted", model.bind)
+        yield model
+        assert not model.rejections, f"the scripted model refused requests: {model.rejections}"
+        return
     server = StandIn(api_key=TEST_KEY).start()
     yield server
     server.stop()
     assert not server.rejections, f"the stand-in rejected requests: {server.rejections}"
 
 
-def base_env(tmp_path: Path, server: StandIn | None = None, **settings) -> dict:
+def base_env(tmp_path: Path, server=None, **settings) -> dict:
     """A minimal, explicit environment for an agent process (nothing inherited by accident). Tests that
     are not about approvals opt into APPROVAL_MODE=yolo here; the approval tests pass
     approval_mode="default" (the real default)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
            "PYTHONUNBUFFERED": "1", "API_MAX_RETRIES": "2", "APPROVAL_MODE": "yolo"}
-    if server is not None:
+    if isinstance(server, StandIn):
         env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=TEST_KEY)
+    elif server is not None:          # the scripted model (a test marked `scripted`)
+        env.update(PROVIDER="scripted", ANTHROPIC_API_KEY=TEST_KEY)
     env.update({k.upper(): str(v) for k, v in settings.items()})
     return env
 

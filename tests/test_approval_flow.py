@@ -4,6 +4,8 @@ the strict stand-in (real SDK, real HTTP)."""
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import signal
 import threading
@@ -24,6 +26,7 @@ def results_of(request) -> list[dict]:
             if b.get("type") == "tool_result"]
 
 
+@pytest.mark.scripted
 def test_ctrl_c_at_the_question_means_not_run(app_for, standin, workspace):
     standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "touch one.txt"}},
                                   {"name": "bash", "input": {"command": "touch two.txt"}}]}, {"text": "NEXT"})
@@ -41,6 +44,7 @@ def test_ctrl_c_at_the_question_means_not_run(app_for, standin, workspace):
     assert not (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
 
 
+@pytest.mark.scripted
 def test_the_time_shown_is_the_tools_not_the_questions(app_for, standin):
     standin.queue(bash("touch t.txt; sleep 30"), {"text": "NEXT"})
     app, events = app_for(approval_mode="default")
@@ -66,6 +70,7 @@ def test_the_time_shown_is_the_tools_not_the_questions(app_for, standin):
     assert results_of(standin.requests[-1])[0]["content"].startswith(INTERRUPTED_RESULT)
 
 
+@pytest.mark.scripted
 def test_the_reason_for_no_is_the_persons_words_and_outlives_compaction(app_for, standin, workspace):
     reason = "use the staging folder, not build/"
     standin.queue(bash("rm -rf build"), {"text": "UNDERSTOOD"}, {"text": "LATER"})

@@ -7,11 +7,13 @@ import json
 
 import pytest
 
-from compaction import (ContextMeter, SummaryFailed, compact_history, estimate_tokens, micro_compact,
+from compaction import (ContextMeter, SummaryFailed, SummaryJob, compact_history, estimate_tokens, micro_compact,
                         reactive_compact, snip_compact, tool_result_budget)
+from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX, SNIP_PREFIX
 from compaction.summary import summary_request
 from helpers import ask, call, results, round_trip, say, user, user_texts
 from standin import validate_request
+from storage import PERSISTED_OPEN, SAVED_TO
 
 
 def valid(messages):
@@ -37,7 +39,7 @@ def test_snip_reproduces_the_seed_worked_example(workspace):
     assert out[:4] == messages[:4] and out[5:] == messages[6:]
     assert len(out) == 11
     marker = out[4]
-    assert marker["role"] == "user" and marker["content"][0]["text"].startswith("[snipped 2 messages")
+    assert marker["role"] == "user" and marker["content"][0]["text"].startswith(f"{SNIP_PREFIX}2 messages")
     assert valid(out)
 
 
@@ -93,9 +95,9 @@ def test_budget_persists_a_huge_output_with_preview_and_path(workspace):
     out = tool_result_budget(messages, workspace=workspace, emit=events.append)
     assert messages == before                                           # input not mutated
     content = out[2]["content"][0]["content"]
-    assert content.startswith("<persisted-output>") and "line 0\n" in content and "line 19999" in content
+    assert content.startswith(PERSISTED_OPEN) and "line 0\n" in content and "line 19999" in content
     assert f"{len(big):,} chars" in content and "read_file" in content and len(content) < 3000
-    path = content.split("Full output saved to: ")[1].split()[0]
+    path = content.split(SAVED_TO)[1].split()[0]
     assert path.startswith(".task_outputs/tool-results/") and (workspace / path).read_text() == big
     assert events[0].message == f"persisted 1 output ({len(big):,} chars) → {path}"
     assert valid(out)
@@ -108,7 +110,7 @@ def test_budget_never_overwrites_whatever_the_ids(workspace):
         block = {"type": "tool_use", "id": tool_id, "name": "bash", "input": {}}
         messages = [user("go"), ask(block), results((block, f"{tool_id} " * 10_000))]
         out = tool_result_budget(messages, workspace=workspace)
-        path = out[2]["content"][0]["content"].split("Full output saved to: ")[1].split()[0]
+        path = out[2]["content"][0]["content"].split(SAVED_TO)[1].split()[0]
         paths.add(path)
         assert (workspace / path).resolve().parent == (workspace / ".task_outputs/tool-results").resolve()
         assert (workspace / path).read_text().startswith(tool_id)
@@ -121,7 +123,7 @@ def test_round_budget_persists_the_largest_first(workspace):
     out = tool_result_budget(messages, threshold=30_000, round_budget=60_000, workspace=workspace)
     contents = [r["content"] for r in out[2]["content"]]
     assert contents[0] == "a" * 25_000                 # fits once the largest bash output is gone
-    assert contents[1].startswith("<persisted-output>")
+    assert contents[1].startswith(PERSISTED_OPEN)
     assert contents[2] == "c" * 29_000                 # read_file is not chosen for the round budget
 
 
@@ -132,7 +134,7 @@ def test_micro_clears_old_results_and_keeps_what_it_must():
     messages += round_trip("bash", "old bash output " * 20, command="ls")                 # cleared
     messages += round_trip("read_file", "file text " * 20, path="a.py")                  # preserved tool
     messages += round_trip("bash", "tiny", command="true")                                # short
-    persisted = "<persisted-output>\nFull output saved to: .task_outputs/tool-results/x.txt\n" + "p" * 200
+    persisted = f"{PERSISTED_OPEN}\n{SAVED_TO}.task_outputs/tool-results/x.txt\n" + "p" * 200
     messages += round_trip("bash", persisted, command="seq")                            # cleared, path kept
     for i in range(3):
         messages += round_trip("bash", f"recent {i} " * 30, command=f"r{i}")             # 3 newest: kept
@@ -140,9 +142,9 @@ def test_micro_clears_old_results_and_keeps_what_it_must():
     out = micro_compact(messages, keep_recent=3, clear_at_least=0, emit=events.append)
     texts = [b["content"] for m in out if m["role"] == "user" and isinstance(m["content"], list)
              for b in m["content"]]
-    assert texts[0] == "[Previous: used bash]"
+    assert texts[0] == f"{PLACEHOLDER_PREFIX}bash]"
     assert texts[1] == "file text " * 20 and texts[2] == "tiny"
-    assert texts[3] == "[Previous: used bash] — full output saved at .task_outputs/tool-results/x.txt"
+    assert texts[3] == f"{PLACEHOLDER_PREFIX}bash] — full output saved at .task_outputs/tool-results/x.txt"
     assert texts[4:] == [f"recent {i} " * 30 for i in range(3)]
     assert events[0].message.startswith("cleared 2 old tool results (~") and valid(out)
 
@@ -151,7 +153,7 @@ def test_micro_never_touches_results_the_model_has_not_seen():
     c1, c2 = call("bash", command="a"), call("bash", command="b")
     messages = [user("go"), ask(c1), results((c1, "seen " * 50)), ask(c2), results((c2, "unseen " * 50))]
     out = micro_compact(messages, keep_recent=0, clear_at_least=0)
-    assert out[2]["content"][0]["content"] == "[Previous: used bash]"
+    assert out[2]["content"][0]["content"] == f"{PLACEHOLDER_PREFIX}bash]"
     assert out[4]["content"][0]["content"] == "unseen " * 50
 
 
@@ -163,7 +165,7 @@ def test_micro_waits_for_a_batch_then_clears_everything_at_once():
     messages += round_trip("bash", "more " * 1000, command="c6") + round_trip("bash", "more " * 1000, command="c7")
     out = micro_compact(messages, keep_recent=3, clear_at_least=5_000)            # ~5,000+: all at once
     cleared = [b["content"] for m in out if m["role"] == "user" and isinstance(m["content"], list)
-               for b in m["content"] if b["content"] == "[Previous: used bash]"]
+               for b in m["content"] if b["content"] == f"{PLACEHOLDER_PREFIX}bash]"]
     assert len(cleared) == 5 and valid(out)
 
 
@@ -214,8 +216,8 @@ def test_compact_history_replaces_the_history_and_keeps_requests_verbatim(worksp
     messages = big_history()
     before = copy.deepcopy(messages)
     log, events = [], []
-    out = compact_history(messages, summarizer(log=log), workspace=workspace, focus="the parser",
-                          emit=events.append)
+    out = compact_history(messages, SummaryJob(summarizer(log=log), workspace=workspace, focus="the parser",
+                                               emit=events.append))
     assert messages == before and valid(out)
     texts = user_texts(out)
     assert "LATEST: now add tests for it" in texts
@@ -226,7 +228,7 @@ def test_compact_history_replaces_the_history_and_keeps_requests_verbatim(worksp
     assert events[0].message == f"[transcript saved: {transcript}]" and transcript in texts[0]
     lines = (workspace / transcript).read_text().splitlines()
     assert [json.loads(line) for line in lines] == messages
-    assert events[-1].message.startswith("[compacted] ") and "→" in events[-1].message
+    assert events[-1].message.startswith(f"{COMPACTED_PREFIX} ") and "→" in events[-1].message
     instruction = log[0][-1]["content"]
     assert "Pay special attention to: the parser" in instruction and "verbatim" in instruction
     assert log[0][:-1] == messages[:-2]       # the history as sent up to the unseen round (kept anyway), then
@@ -242,7 +244,7 @@ def test_failed_summaries_raise_and_keep_the_input(workspace, summarize, reason)
     messages = big_history()
     before = copy.deepcopy(messages)
     with pytest.raises(SummaryFailed, match=reason):
-        compact_history(messages, summarize, workspace=workspace)
+        compact_history(messages, SummaryJob(summarize, workspace=workspace))
     assert messages == before
 
 
@@ -250,7 +252,7 @@ def test_a_summary_call_error_is_a_failed_summary(workspace):
     def broken(request):
         raise RuntimeError("529 overloaded")
     with pytest.raises(SummaryFailed, match="529 overloaded"):
-        compact_history(big_history(), broken, workspace=workspace)
+        compact_history(big_history(), SummaryJob(broken, workspace=workspace))
 
 
 def test_summary_request_is_shortened_oldest_first_to_fit(workspace):
@@ -264,7 +266,7 @@ def test_summary_request_is_shortened_oldest_first_to_fit(workspace):
 
 def test_reactive_compact_keeps_a_recent_tail(workspace):
     messages = big_history()
-    out = reactive_compact(messages, summarizer(), window=8000, workspace=workspace)
+    out = reactive_compact(messages, SummaryJob(summarizer(), window=8000, workspace=workspace))
     assert valid(out) and len(out) > 3
     assert out[-4:] == messages[-4:]
     assert "LATEST: now add tests for it" in user_texts(out)
@@ -273,4 +275,5 @@ def test_reactive_compact_keeps_a_recent_tail(workspace):
 def test_a_tool_call_instead_of_a_summary_is_a_failure(workspace):
     messages = big_history()
     with pytest.raises(SummaryFailed, match="tool call instead of a summary"):
-        compact_history(messages, summarizer("Let me look at the files first.", stop="tool_use"), workspace=workspace)
+        compact_history(messages, SummaryJob(summarizer("Let me look at the files first.", stop="tool_use"),
+                                             workspace=workspace))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
-from compaction.boundaries import COMPACTED_PREFIX
+from compaction.markers import COMPACTED_PREFIX
 from events import Compaction, Notice
 from standin import count_request_tokens
+from storage import PERSISTED_OPEN
 from helpers import Model, is_summary_request, user_texts
 
 
@@ -18,6 +21,7 @@ def warnings(events):
     return [e.text for e in events if isinstance(e, Notice) and e.kind in ("warning", "error")]
 
 
+@pytest.mark.scripted
 def test_compact_tool_runs_after_the_whole_batch_and_the_turn_continues(app_for, standin, workspace):
     standin.brain = Model({"text": "A long explanation. " * 300},
                           {"text": "Saving notes, then compacting.", "tool_calls": [
@@ -45,6 +49,7 @@ def test_compact_tool_runs_after_the_whole_batch_and_the_turn_continues(app_for,
     assert len(standin.requests) == 5
 
 
+@pytest.mark.scripted
 def test_auto_compact_triggers_over_the_limit(app_for, standin, workspace):
     for i in range(6):
         (workspace / f"f{i}.py").write_text(f"# file {i}\n" + "value = 'some python code here'\n" * 120)
@@ -58,11 +63,12 @@ def test_auto_compact_triggers_over_the_limit(app_for, standin, workspace):
     path = saved.removeprefix("[transcript saved: ").removesuffix("]")
     lines = [json.loads(line) for line in (workspace / path).read_text().splitlines()]
     assert lines[0] == {"role": "user", "content": "read all the files"} and len(lines) >= 8
-    assert messages_of(events, "compacted")[0].startswith("[compacted] ")
+    assert messages_of(events, "compacted")[0].startswith(f"{COMPACTED_PREFIX} ")
     sizes = [len(json.dumps(r["messages"])) for r in standin.requests if not is_summary_request(r)]
     assert any(b < a / 2 for a, b in zip(sizes, sizes[1:]))      # the prompt shrank after the compaction
 
 
+@pytest.mark.scripted
 def test_failed_summaries_keep_history_fall_back_and_stop_after_three_turns(app_for, standin, workspace):
     turns = []
     for turn in range(7):
@@ -90,6 +96,7 @@ def test_failed_summaries_keep_history_fall_back_and_stop_after_three_turns(app_
     assert app.agent.compactor.auto_enabled
 
 
+@pytest.mark.scripted
 def test_prompt_too_long_is_recovered_by_reactive_compaction(app_for, standin):
     standin.brain = Model(*[{"text": f"answer {i} " + "detail " * 400} for i in range(3)], {"text": "recovered"},
                           summaries=[{"text": "SUMMARY of three questions"}])
@@ -108,6 +115,7 @@ def test_prompt_too_long_is_recovered_by_reactive_compaction(app_for, standin):
     assert count_request_tokens(retried) <= standin.context_window
 
 
+@pytest.mark.scripted
 def test_context_window_exceeded_stop_reason_is_recovered(app_for, standin):
     standin.brain = Model({"text": "first answer " + "detail " * 300},
                           {"text": "partial", "stop_reason": "model_context_window_exceeded"},
@@ -115,10 +123,11 @@ def test_context_window_exceeded_stop_reason_is_recovered(app_for, standin):
     app, events = app_for()
     assert app.turn("first").ok
     assert app.turn("second").text == "complete answer"
-    assert "partial" not in json.dumps(app.messages)          # the cut answer was dropped
+    assert "partial" not in json.dumps(list(app.messages))          # the cut answer was dropped
     assert messages_of(events, "reactive_compact")
 
 
+@pytest.mark.scripted
 def test_slash_compact_with_focus_and_the_meter(app_for, standin):
     app, events = app_for()
     standin.queue({"text": "long answer " * 200})
@@ -133,6 +142,7 @@ def test_slash_compact_with_focus_and_the_meter(app_for, standin):
     assert any("explain the code" in t for t in user_texts(app.messages))
 
 
+@pytest.mark.scripted
 def test_one_round_bigger_than_the_window_is_recovered(app_for, standin, workspace):
     """Several read_file results in one reply, together over a window s08 did not know: no summary can
     help (they are unseen and kept verbatim), so the fallback persists them and the retry fits — and
@@ -148,12 +158,13 @@ def test_one_round_bigger_than_the_window_is_recovered(app_for, standin, workspa
     assert sum(a.startswith("400 prompt is too long") for a in standin.answers) == 1
     last = standin.requests[-1]
     assert count_request_tokens(last) <= 12_000
-    assert sum("<persisted-output>" in json.dumps(b) for b in last["messages"][-1]["content"]) >= 2
+    assert sum(PERSISTED_OPEN in json.dumps(b) for b in last["messages"][-1]["content"]) >= 2
     assert "[context window is 12,000 tokens for this model; compacting at 9,000]" in [
         e.text for e in events if isinstance(e, Notice)]
     assert app.agent.compactor.limit == 9_000 and app.agent.compactor.window.tokens == 12_000
 
 
+@pytest.mark.scripted
 def test_a_known_small_window_keeps_big_outputs_out_of_the_context(app_for, standin, workspace):
     """CONTEXT_WINDOW set to a small model's window: outputs are sized for it before anything is sent."""
     for i in range(4):
@@ -166,6 +177,7 @@ def test_a_known_small_window_keeps_big_outputs_out_of_the_context(app_for, stan
     assert not any(a.startswith("400") for a in standin.answers)
 
 
+@pytest.mark.scripted
 def test_reactive_compaction_sizes_its_summary_in_the_api_s_tokens(app_for, standin, workspace):
     """Code counts more tokens at the API than our estimate; the error's count must size the summary
     request, so the summary call itself is never too long."""

@@ -13,19 +13,17 @@ start. For each layer and for the pipeline:
 from __future__ import annotations
 
 import copy
-import tempfile
-from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from compaction import (Compactor, Continuity, compact_history, estimate_tokens, micro_compact, reactive_compact,
-                        snip_compact, tool_result_budget, unseen_start)
+from compaction import (Compactor, Continuity, SummaryJob, compact_history, estimate_tokens, micro_compact,
+                        reactive_compact, snip_compact, tool_result_budget, unseen_start)
 from compaction.tokens import estimate_text
 from config import Settings
 from helpers import ask, call, results, say, user
 from standin import validate_request
 
-WORKSPACE = Path(tempfile.mkdtemp(prefix="s08-props-"))
 WORDS = ["build", "the", "parser", "测试", "上下文", "压缩", "fix", "bug", "函数", "error", "ok", "日志"]
 SIZES = [5, 60, 180, 2_500, 12_000, 40_000]
 
@@ -77,22 +75,29 @@ def summarize(request):
     return "Summary: the user asked for work on the parser; tests were run.", "end_turn"
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One workspace for all the examples of this module (a function-scoped one would be shared by
+    hypothesis's examples anyway), removed by pytest like any tmp_path."""
+    return tmp_path_factory.mktemp("props")
+
+
 common = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                           HealthCheck.data_too_large])
 
 
 @common
 @given(histories())
-def test_tool_result_budget_invariants(messages):
+def test_tool_result_budget_invariants(shared, messages):
     snapshot = copy.deepcopy(messages)
-    check(messages, snapshot, tool_result_budget(messages, 8_000, 20_000, workspace=WORKSPACE), False)
+    check(messages, snapshot, tool_result_budget(messages, 8_000, 20_000, workspace=shared), False)
 
 
 @common
 @given(histories(), st.integers(4, 20), st.integers(3, 10))
-def test_snip_compact_invariants(messages, max_messages, target):
+def test_snip_compact_invariants(shared, messages, max_messages, target):
     snapshot = copy.deepcopy(messages)
-    check(messages, snapshot, snip_compact(messages, max_messages, target, workspace=WORKSPACE))
+    check(messages, snapshot, snip_compact(messages, max_messages, target, workspace=shared))
 
 
 @common
@@ -104,13 +109,13 @@ def test_micro_compact_invariants(messages, keep_recent, clear_at_least):
 
 @common
 @given(histories(), st.booleans())
-def test_compact_history_invariants(messages, reactive):
+def test_compact_history_invariants(shared, messages, reactive):
     snapshot = copy.deepcopy(messages)
     try:
         if reactive:
-            out = reactive_compact(messages, summarize, window=6_000, workspace=WORKSPACE)
+            out = reactive_compact(messages, SummaryJob(summarize, window=6_000, workspace=shared))
         else:
-            out = compact_history(messages, summarize, workspace=WORKSPACE)
+            out = compact_history(messages, SummaryJob(summarize, workspace=shared))
     except Exception as exc:       # a refused summary must leave the input exactly as it was
         assert type(exc).__name__ == "SummaryFailed" and messages == snapshot
         return
@@ -119,7 +124,7 @@ def test_compact_history_invariants(messages, reactive):
 
 @common
 @given(histories(), st.integers(1_000, 20_000), st.booleans())
-def test_whole_pipeline_invariants(messages, limit, summary_works):
+def test_whole_pipeline_invariants(shared, messages, limit, summary_works):
     config = Settings(context_limit=limit, snip_max_messages=14, snip_target_messages=8,
                       persist_threshold=8_000, round_budget=20_000, micro_clear_at_least=limit // 4)
 
@@ -128,7 +133,7 @@ def test_whole_pipeline_invariants(messages, limit, summary_works):
             raise RuntimeError("overloaded")
         return summarize(request)
     keep = Continuity.from_history(messages)
-    compactor = Compactor(config, WORKSPACE, maybe_broken, continuity=keep)
+    compactor = Compactor(config, shared, maybe_broken, continuity=keep)
     snapshot = copy.deepcopy(messages)
     out = compactor.prepare(messages)
     check(messages, snapshot, out, False, keep)

@@ -5,12 +5,15 @@ Every test here uses a summary that mentions nothing, so what survives is what t
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
-from compaction import Compactor, Continuity, compact_history, snip_compact
+from commands import dispatch
+from compaction import Continuity, SummaryJob, compact_history, snip_compact
 from compaction.ledger import WorkLedger
+from compaction.markers import SNIP_PREFIX
 from compaction.user_messages import CARRY_LABEL, UserMessages, shortened
-from config import Settings
 from events import MemoryReport, Notice
 from helpers import Model, ask, call, is_summary_request, results, round_trip, say, user, user_texts
 from history import INTERRUPTED_MARK, add_user_text
@@ -18,6 +21,11 @@ from session import SessionHistory, SessionLog, load_session
 from standin import validate_request
 
 VAGUE = ("The work went on.", "end_turn")
+
+
+def vague(workspace, keep) -> SummaryJob:
+    """A summary job whose summary mentions nothing."""
+    return SummaryJob(lambda r: VAGUE, workspace=workspace, continuity=keep)
 
 
 def valid(messages):
@@ -39,7 +47,7 @@ def session_with(*texts):
 def test_every_typed_message_rides_along_in_a_summary_oldest_first(workspace):
     keep, messages = session_with("never touch legacy/", "keep tabs in the Makefile", "不要修改测试文件",
                                   "now refactor the parser")
-    out = compact_history(messages, lambda r: VAGUE, workspace=workspace, continuity=keep)
+    out = compact_history(messages, vague(workspace, keep))
     texts = user_texts(out)
     assert texts[texts.index(CARRY_LABEL) + 1:] == [e.text for e in keep.typed.entries]
     assert out[0]["content"][1]["text"] == "Summary of the conversation so far:\nThe work went on."
@@ -50,7 +58,7 @@ def test_older_messages_over_the_budget_are_shortened_head_and_tail_with_a_point
     big = "START " + "x" * 20_000 + " END"
     keep, messages = session_with(big, "second", "third")
     keep.user_budget = 500
-    out = compact_history(messages, lambda r: VAGUE, workspace=workspace, continuity=keep)
+    out = compact_history(messages, vague(workspace, keep))
     texts = user_texts(out)
     assert texts[-2:] == ["second", "third"]                                 # the newest, whole
     short = texts[-3]
@@ -62,7 +70,7 @@ def test_older_messages_over_the_budget_are_shortened_head_and_tail_with_a_point
 def test_with_no_room_left_the_oldest_are_counted_with_where_they_are(workspace):
     keep, messages = session_with(*[f"request {i} " + "words " * 60 for i in range(12)])
     keep.user_budget = 300
-    out = compact_history(messages, lambda r: VAGUE, workspace=workspace, continuity=keep)
+    out = compact_history(messages, vague(workspace, keep))
     note = next(t for t in user_texts(out) if t.startswith("[… "))
     assert "earlier messages of yours (messages 1–" in note and ".transcripts/transcript_" in note
     assert user_texts(out)[-1].startswith("request 11")
@@ -78,10 +86,10 @@ def test_a_forged_shortened_copy_is_not_taken_for_the_message(workspace):
 
 def test_text_that_looks_like_compaction_is_still_the_persons(workspace):
     keep, messages = session_with("[compacted] this is what I typed", "[snipped 3 messages → x] mine too")
-    once = compact_history(messages + [user("go on")], lambda r: VAGUE, workspace=workspace, continuity=keep)
+    once = compact_history(messages + [user("go on")], vague(workspace, keep))
     keep.typed_message("go on")
     once.append(say("ok, " + "going on with the work " * 100))
-    twice = compact_history(once + [user("and again")], lambda r: VAGUE, workspace=workspace, continuity=keep)
+    twice = compact_history(once + [user("and again")], vague(workspace, keep))
     texts = user_texts(twice)
     assert "[compacted] this is what I typed" in texts and "[snipped 3 messages → x] mine too" in texts
     assert sum(t.startswith("Summary of the conversation") for t in texts) == 1    # the old summary is not "typed"
@@ -103,7 +111,7 @@ def test_snip_keeps_the_original_task_when_a_note_follows_an_interruption(worksp
     texts = user_texts(out)
     assert len(out) < len(messages) and valid(out)
     assert "PLEASE refactor parser.py, keep the API" in texts and "also add tests" in texts
-    marker = next(m for m in out if "[snipped " in json.dumps(m))
+    marker = next(m for m in out if SNIP_PREFIX in json.dumps(m))
     assert INTERRUPTED_MARK not in user_texts([marker])                # marks are not the person's
 
 
@@ -141,14 +149,14 @@ def test_ledger_over_budget_collapses_the_oldest_per_folder_and_never_drops_sile
 def test_the_second_compaction_keeps_what_the_first_recorded(workspace):
     keep = Continuity()
     messages = []
-    for turn, path in enumerate(["first/a.py", "second/b.py", "third/c.py"], 1):
+    for path in ["first/a.py", "second/b.py", "third/c.py"]:
         keep.typed_message(f"work on {path}")
         add_user_text(messages, f"work on {path}")
         c = call("read_file", path=path)
         messages += [ask(c), results((c, "code " * 300))]
         keep.tool_done(c, "code", False)
         messages.append(say("done"))
-        messages = compact_history(messages, lambda r: VAGUE, workspace=workspace, continuity=keep)
+        messages = compact_history(messages, vague(workspace, keep))
     text = json.dumps(messages)
     assert all(p in text for p in ["first/a.py", "second/b.py", "third/c.py"])
     assert all(t in text for t in keep.ledger.transcripts()) and len(keep.ledger.transcripts()) == 3
@@ -167,7 +175,7 @@ def test_the_session_log_rebuilds_the_continuity_exactly(workspace):
         history += [ask(c), results((c, f"{text}\n[exit code 0]"))]
         keep.tool_done(c, f"{text}\n[exit code 0]", False)
         history.append(say("ok, " + "the details of it " * 100))
-    history[:] = compact_history(list(history), lambda r: VAGUE, workspace=workspace, continuity=keep)
+    history[:] = compact_history(list(history), vague(workspace, keep))
     history.log.close()
     loaded = load_session(history.log.path)
     assert loaded.continuity.snapshot() == keep.snapshot()
@@ -204,6 +212,7 @@ def test_an_old_log_without_records_still_knows_what_was_typed(workspace):
 
 # ---- in the running agent -----------------------------------------------------------------------
 
+@pytest.mark.scripted
 def test_agents_md_is_in_the_system_prompt_and_a_change_applies_next_turn(app_for, standin, workspace):
     (workspace / "CLAUDE.md").write_text("Use CLAUDE rules.\n")
     (workspace / "AGENTS.md").write_text("Never touch legacy/.\n")
@@ -219,13 +228,14 @@ def test_agents_md_is_in_the_system_prompt_and_a_change_applies_next_turn(app_fo
     (workspace / "AGENTS.md").unlink()
     app.turn("and now")
     assert "Use CLAUDE rules." in json.dumps(standin.requests[-1]["system"])     # CLAUDE.md when there is none
-    app.memory()
+    dispatch(app, "/memory")
     report = next(e for e in events if isinstance(e, MemoryReport))
     assert report.instructions.path.name == "CLAUDE.md" and report.typed == ["hello", "next", "and now"]
-    app.context()
+    dispatch(app, "/context")
     assert next(e for e in reversed(events) if hasattr(e, "parts")).parts["instructions"] > 0
 
 
+@pytest.mark.scripted
 def test_a_huge_or_unreadable_agents_md_costs_one_line(app_for, standin, workspace):
     (workspace / "AGENTS.md").write_text("rule\n" * 20_000)
     app, _ = app_for()
@@ -237,6 +247,7 @@ def test_a_huge_or_unreadable_agents_md_costs_one_line(app_for, standin, workspa
     assert any(w.startswith("cannot read AGENTS.md") for w in app.warnings) and app.agent.instructions.text == ""
 
 
+@pytest.mark.scripted
 def test_after_three_compactions_the_request_holds_every_instruction_file_and_transcript(app_for, standin, workspace):
     replies = []
     for turn in range(6):

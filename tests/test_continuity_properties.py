@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compaction import Compactor, Continuity, micro_compact, snip_compact, tool_result_budget
+from compaction.markers import COMPACTED_PREFIX
 from compaction.tokens import estimate_text
 from compaction.user_messages import CARRY_LABEL, NOTE_TOKENS
 from config import Settings
@@ -30,7 +31,6 @@ from helpers import ask, call, results, say
 from history import add_user_text
 from standin import validate_request
 
-WORKSPACE = Path(tempfile.mkdtemp(prefix="s08-continuity-"))
 WORDS = ["never", "touch", "legacy/", "keep", "tabs", "in", "the", "Makefile", "不要", "修改", "测试", "parser",
          "[compacted]", "[snipped", "Summary", "of", "the", "conversation"]
 FOLDERS = ["src", "src/core", "legacy", "docs", "测试"]
@@ -51,12 +51,13 @@ def typed_text(draw):
 
 
 class Session:
-    def __init__(self, limit: int, ledger_budget: int):
+    def __init__(self, workspace: Path, limit: int, ledger_budget: int):
         self.settings = Settings(context_limit=limit, context_window=max(4 * limit, 8_000), snip_max_messages=16,
                                  snip_target_messages=8, persist_threshold=6_000, round_budget=12_000,
                                  micro_clear_at_least=0, ledger_budget=ledger_budget)
-        self.keep = Continuity(workspace=WORKSPACE)
-        self.compactor = Compactor(self.settings, WORKSPACE, lambda request: GENERIC, continuity=self.keep)
+        self.workspace = workspace
+        self.keep = Continuity(workspace=workspace)
+        self.compactor = Compactor(self.settings, workspace, lambda request: GENERIC, continuity=self.keep)
         self.messages: list[dict] = []
         self.compactions = 0
         self.made: list[dict] = []
@@ -82,9 +83,9 @@ class Session:
                                      "prepare"]))
         m, c = self.messages, self.compactor
         if kind == "budget":
-            out = tool_result_budget(m, 6_000, 12_000, workspace=WORKSPACE)
+            out = tool_result_budget(m, 6_000, 12_000, workspace=self.workspace)
         elif kind == "snip":
-            out = snip_compact(m, 16, 8, workspace=WORKSPACE, continuity=self.keep)
+            out = snip_compact(m, 16, 8, workspace=self.workspace, continuity=self.keep)
         elif kind == "micro":
             out = micro_compact(m, 1, frozenset(), clear_at_least=0)
         elif kind == "compact":
@@ -102,7 +103,7 @@ class Session:
 
 def summarized(messages: list[dict]) -> bool:
     first = messages[0]["content"]
-    return isinstance(first, list) and first[0].get("text", "").startswith("[compacted]")
+    return isinstance(first, list) and first[0].get("text", "").startswith(COMPACTED_PREFIX)
 
 
 def visible_everywhere(session: Session) -> None:
@@ -138,10 +139,16 @@ def visible_everywhere(session: Session) -> None:
                 assert estimate_text(b["text"]) <= keep.ledger_budget + 60
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory) -> Path:
+    """One workspace for every example (removed by pytest like any tmp_path)."""
+    return tmp_path_factory.mktemp("continuity")
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data(), st.sampled_from([2_000, 6_000, 20_000]), st.sampled_from([100, 4_000]))
-def test_every_typed_message_and_every_path_survives_any_layers_and_compactions(data, limit, ledger_budget):
-    session = Session(limit, ledger_budget)
+def test_every_typed_message_and_every_path_survives_any_layers_and_compactions(shared, data, limit, ledger_budget):
+    session = Session(shared, limit, ledger_budget)
     session.type(data.draw(typed_text()))
     wanted = data.draw(st.integers(1, 5))
     for _ in range(60):

@@ -4,7 +4,10 @@ model recorded with each (older logs: the header's model), and the run's total c
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import TEST_KEY, base_env
+from commands import dispatch
 from costs import Tally
 from events import CostReport, TurnStatus
 from session import SessionHistory, SessionLog, load_session
@@ -33,7 +36,7 @@ def make_app(workspace, environ, **kwargs):
 
 
 def report(app, events) -> str:
-    app.dispatch("/cost")
+    dispatch(app, "/cost")
     return str(cost_report([e for e in events if isinstance(e, CostReport)][-1]))
 
 
@@ -58,6 +61,7 @@ def test_demo_calls_stay_free_after_login_and_real_calls_keep_their_price_after_
     app.close()
 
 
+@pytest.mark.scripted
 def test_a_resumed_demo_session_is_free_and_the_runs_total_holds_it(tmp_path, workspace, standin):
     app, _ = make_app(workspace, base_env(tmp_path, None))
     assert app.demo
@@ -72,13 +76,14 @@ def test_a_resumed_demo_session_is_free_and_the_runs_total_holds_it(tmp_path, wo
     standin.queue({"text": "real"})
     app.turn("go on")
     assert f"{by_hand(standin.usages):.4f}" in report(app, events)
-    app.dispatch("/clear")
+    dispatch(app, "/clear")
     standin.queue({"text": "fresh"})
     app.turn("new")
     assert f"this run, all its sessions: 4 model calls · ${by_hand(standin.usages):.4f}" in report(app, events)
     app.close()
 
 
+@pytest.mark.scripted
 def test_an_older_log_without_models_is_priced_at_its_headers_model(tmp_path, workspace, standin):
     usage = {"input_tokens": 1000, "output_tokens": 100}
     paths = {}
@@ -97,6 +102,7 @@ def test_an_older_log_without_models_is_priced_at_its_headers_model(tmp_path, wo
         app.close()
 
 
+@pytest.mark.scripted
 def test_the_usage_record_names_its_model_and_model_price_applies_to_the_persons_model(tmp_path, workspace,
                                                                                       standin):
     app, events = make_app(workspace, base_env(tmp_path, standin, model_price="1,2"))

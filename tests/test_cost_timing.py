@@ -17,7 +17,7 @@ from config import Settings
 from costs import Tally
 from events import Compaction, Notice
 from helpers import Model, is_summary_request
-from llm import cache_breakpoints
+from prompt_cache import cache_breakpoints
 from session import SessionHistory, load_session
 from standin import InvalidRequest, validate_request
 from standin.cache import PromptCache
@@ -34,7 +34,7 @@ def index_workspace(tmp_path_factory) -> Path:
 
 def same(a, b) -> bool:
     """Equal, but for the (unique) names of files persisted outputs were written to."""
-    return _SAVED.sub("<file>", json.dumps(a)) == _SAVED.sub("<file>", json.dumps(b))
+    return _SAVED.sub("<file>", json.dumps(list(a))) == _SAVED.sub("<file>", json.dumps(list(b)))
 
 
 # ---- the index: computed once per message, never a different answer ---------------------------------

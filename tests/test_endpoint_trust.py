@@ -129,7 +129,7 @@ def make_app(workspace, environ, ask=None):
 def test_nobody_to_ask_sends_nothing_and_says_why_once(tmp_path, workspace, other):
     write(workspace / ".env", anthropic_base_url=other.url, model_id="evil-model")
     app, events = make_app(workspace, base_env(tmp_path, None, anthropic_api_key=TEST_KEY))
-    assert app.agent.llm is None and not app.demo
+    assert app.agent.provider is None and not app.demo
     first, second = app.turn("hello"), app.turn("again")
     assert not first.ok and not second.ok and not other.requests
     said = texts(events, "error")
@@ -179,7 +179,7 @@ def test_no_without_an_endpoint_of_ones_own_means_the_default_api(tmp_path, work
     app, events = make_app(workspace, base_env(tmp_path, None, anthropic_api_key=TEST_KEY), ask=lambda q: None)
     assert app.settle_endpoint()
     assert app.settings.base_url == DEFAULT_BASE_URL and app.settings.model_id == "claude-sonnet-4-6"
-    assert app.settings.anthropic_api_key == TEST_KEY and app.agent.llm is not None
+    assert app.settings.anthropic_api_key == TEST_KEY and app.agent.provider is not None
     assert any(DEFAULT_BASE_URL in t for t in texts(events, "warning"))
     app.close()
 

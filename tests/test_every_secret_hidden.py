@@ -10,6 +10,8 @@ and its own dummy key would receive the person's real /login key from `cat ~/.co
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import string
 import tempfile
@@ -63,6 +65,7 @@ def test_under_demo_the_real_keys_are_hidden_from_the_model_and_the_session_log(
     assert "[redacted]" in logged and REAL not in logged and ENV_KEY not in logged and demo_key not in logged
 
 
+@pytest.mark.scripted
 def test_resuming_a_demo_session_with_a_key_sends_no_key_of_an_older_log(tmp_path, workspace, standin):
     """A log written before every key was redacted (or planted): the resumed history hides them."""
     from session import SessionHistory, SessionLog, load_session
@@ -128,8 +131,8 @@ def test_the_tools_and_the_client_share_that_set(tmp_path, workspace):
     environ = base_env(tmp_path, None, anthropic_api_key=ENV_KEY)
     write(user_settings_file(environ), f"ANTHROPIC_API_KEY={REAL}\n")
     app, _ = make_app(workspace, environ)
-    assert REAL in app.agent.tool_ctx.secrets and REAL in app.agent.llm.secrets
-    assert app.agent.tool_ctx.secrets == app.agent.llm.secrets
+    assert REAL in app.agent.tool_ctx.secrets and REAL in app.agent.provider.secrets()
+    assert app.agent.tool_ctx.secrets == app.agent.provider.secrets()
     app.close()
 
 

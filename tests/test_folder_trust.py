@@ -54,7 +54,7 @@ def test_a_folder_endpoint_with_its_own_key_is_asked_about_and_no_sends_it_nothi
     (workspace / ".env").write_text(f"ANTHROPIC_BASE_URL={other.url}\nANTHROPIC_API_KEY=its-own-key-123\n")
     questions = []
     app, events = make_app(workspace, environ, ask=lambda q: questions.append(q.text) or "n")
-    assert app.access.needs_consent and app.agent.llm is None      # nothing can be sent before the answer
+    assert app.access.needs_consent and app.agent.provider is None      # nothing can be sent before the answer
     standin.queue({"text": "mine"})
     assert app.turn("hello").text == "mine" and not other.requests
     [question] = questions

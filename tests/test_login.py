@@ -75,7 +75,8 @@ def test_login_checks_stores_and_switches_from_the_demo(login_app, standin):
 
 def test_login_needs_someone_to_ask(login_app):
     app, events, path = login_app
-    assert app.dispatch("/login") == app.UNUSABLE                # -p fails with 2, piped input with 1
+    from commands import UNUSABLE, dispatch
+    assert dispatch(app, "/login") == UNUSABLE                # -p fails with 2, piped input with 1
     assert "run it in the interactive REPL" in texts(events, "error")[0] and not path.exists()
 
 
@@ -98,7 +99,8 @@ def test_logout_removes_the_key_and_the_demo_answers_again(login_app):
     app, events, path = login_app
     app.login(TEST_KEY)
     assert not app.demo
-    app.dispatch("/logout")
+    from commands import dispatch
+    dispatch(app, "/logout")
     assert stored_key(path) == "" and app.demo and path.exists()
     assert app.turn("hello").text.startswith("[demo] You said: hello")
 

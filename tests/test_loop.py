@@ -1,10 +1,13 @@
-"""The agent loop end to end, in-process: real SDK, real HTTP, the strict stand-in.
+"""The agent loop end to end, in-process, against the strict stand-in or (tests marked `scripted`) the
+in-process scripted model; the wire itself (authentication, a stalled stream, keys) keeps real HTTP.
 
 Every test's stand-in fixture fails the test if any request the agent sent
 was invalid, so each scenario also proves the history stayed sendable.
 """
 
 from __future__ import annotations
+
+import pytest
 
 import socket
 
@@ -20,6 +23,7 @@ def last_results(request):
     return [b for b in request["messages"][-1]["content"] if b.get("type") == "tool_result"]
 
 
+@pytest.mark.scripted
 def test_tool_round_trip(app_for, standin, workspace):
     standin.queue({"text": "Writing it.", "tool_calls": [{"name": "bash", "input": {"command": "echo hi > f.txt"}}]},
                   {"text": "Done."})
@@ -32,6 +36,7 @@ def test_tool_round_trip(app_for, standin, workspace):
     assert [m["role"] for m in app.messages] == ["user", "assistant", "user", "assistant"]
 
 
+@pytest.mark.scripted
 def test_parallel_tool_calls_answered_in_order_in_one_message(app_for, standin, workspace):
     (workspace / "a.txt").write_text("A\n")
     standin.queue({"tool_calls": [{"name": "read_file", "input": {"path": "a.txt"}},
@@ -47,6 +52,7 @@ def test_parallel_tool_calls_answered_in_order_in_one_message(app_for, standin, 
     assert len([e for e in events if isinstance(e, ToolFinished)]) == 3
 
 
+@pytest.mark.scripted
 def test_model_errors_in_tool_calls_become_readable_results(app_for, standin):
     standin.queue({"tool_calls": [{"name": "launch_rockets", "input": {}},
                                   {"name": "read_file", "input": {"file": "x"}},
@@ -60,6 +66,7 @@ def test_model_errors_in_tool_calls_become_readable_results(app_for, standin):
     assert "outside the workspace" in results[2]["content"]
 
 
+@pytest.mark.scripted
 def test_max_tokens_on_text_is_reported_and_history_stays_valid(app_for, standin):
     standin.queue({"text": "word " * 300}, {"text": "second answer"})
     app, events = app_for(max_tokens=20)
@@ -69,6 +76,7 @@ def test_max_tokens_on_text_is_reported_and_history_stays_valid(app_for, standin
     assert app.turn("continue").text == "second answer"
 
 
+@pytest.mark.scripted
 def test_tool_call_cut_off_by_max_tokens_is_not_run(app_for, standin, workspace):
     standin.queue({"tool_calls": [{"name": "write_file", "input": {"path": "big.txt", "content": "x " * 500}}]},
                   {"text": "I will write it in parts."})
@@ -87,6 +95,7 @@ def test_authentication_failure_is_one_clear_line(app_for, standin, tmp_path):
     assert "Authentication failed (401)" in line and "ANTHROPIC_API_KEY" in line
 
 
+@pytest.mark.scripted
 def test_rate_limit_is_retried_visibly_honouring_retry_after(app_for, standin):
     standin.queue({"error": 429, "retry_after": 0.2}, {"text": "finally"})
     app, events = app_for()
@@ -95,6 +104,7 @@ def test_rate_limit_is_retried_visibly_honouring_retry_after(app_for, standin):
     assert retry.reason == "429 rate limited" and abs(retry.delay - 0.2) < 0.01 and retry.max_attempts == 2
 
 
+@pytest.mark.scripted
 def test_overloaded_after_all_retries_gives_up_with_one_line(app_for, standin):
     standin.queue({"error": 529}, {"error": 529}, {"error": 529})
     app, events = app_for(api_max_retries=2)
@@ -106,6 +116,7 @@ def test_overloaded_after_all_retries_gives_up_with_one_line(app_for, standin):
     assert app.turn("again").text == "back"       # the history is still valid
 
 
+@pytest.mark.scripted
 def test_server_error_and_dropped_connection_then_success(app_for, standin):
     standin.queue({"error": 500}, {"drop": "before"}, {"text": "made it"})
     app, events = app_for(api_max_retries=3)
@@ -113,6 +124,7 @@ def test_server_error_and_dropped_connection_then_success(app_for, standin):
     assert len([e for e in events if isinstance(e, Retrying)]) == 2
 
 
+@pytest.mark.scripted
 def test_stream_dropped_mid_answer_leaves_no_half_answer(app_for, standin):
     standin.queue({"drop": "mid", "text": "half of a long answer " * 10})
     app, events = app_for()
@@ -123,12 +135,14 @@ def test_stream_dropped_mid_answer_leaves_no_half_answer(app_for, standin):
     assert app.turn("again").text == "whole answer"
 
 
+@pytest.mark.scripted
 def test_error_event_mid_stream(app_for, standin):
     standin.queue({"stream_error": "overloaded_error", "text": "some text before the error " * 4})
     app, events = app_for()
     assert not app.turn("hi").ok and "overloaded" in errors(events)[0]
 
 
+@pytest.mark.scripted
 def test_server_error_after_partial_output_keeps_history_valid(app_for, standin):
     standin.queue({"text": "first answer"}, {"stream_error": "api_error", "text": "half an answer " * 8},
                   {"text": "next answer"})
@@ -148,6 +162,7 @@ def test_a_stream_that_stalls_times_out_with_one_line(app_for, standin):
     assert app.turn("again").text == "quick answer"
 
 
+@pytest.mark.scripted
 def test_529_then_success_shows_the_retry(app_for, standin):
     standin.queue({"error": 529}, {"text": "fine now"})
     app, events = app_for()
@@ -155,6 +170,7 @@ def test_529_then_success_shows_the_retry(app_for, standin):
     assert [e.reason for e in events if isinstance(e, Retrying)] == ["529 overloaded"]
 
 
+@pytest.mark.scripted
 def test_prompt_too_long_twice_ends_with_a_clear_error(app_for, standin):
     standin.queue({"prompt_too_long": True}, {"prompt_too_long": True})
     app, events = app_for()
@@ -204,6 +220,7 @@ def test_key_added_to_dotenv_later_is_picked_up_with_consent(tmp_path, workspace
     assert app.turn("hi").text == "hello"
 
 
+@pytest.mark.scripted
 def test_retry_after_an_interruption_drops_the_mark(app_for, standin):
     from history import INTERRUPTED_MARK
     app, events = app_for()

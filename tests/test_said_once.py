@@ -4,6 +4,8 @@ a key) fails the run with 2, like an unknown one."""
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 import sys
 
@@ -13,6 +15,7 @@ from conftest import AGENT, base_env
 from events import Notice
 
 
+@pytest.mark.scripted
 def test_a_reload_says_only_new_warnings(tmp_path, workspace, standin):
     from agent import App
     (workspace / "AGENTS.md").write_text("x" * 56_001)

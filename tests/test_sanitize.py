@@ -22,13 +22,13 @@ from attacks import injected, raw_injections
 from approvals import Request
 from config import Settings
 from costs import Tally
-from events import (Compaction, ContextReport, CostReport, Interrupted, Notice, RequestStarted, ResponseDone,
-                    Retrying, ShowToolResult, TextDelta, ToolFinished, ToolOutput, ToolStarted, TurnStatus)
+from events import (Compaction, ContextReport, CostReport, HelpReport, Interrupted, Notice, RequestStarted,
+                    ResponseDone, Retrying, ShowToolResult, TextDelta, ToolFinished, ToolOutput, ToolStarted, TurnStatus)
 from tools.preview import FileChange
 from ui.approve import question_lines
 from ui.quiet import QuietRenderer, say_err, say_out
 from ui.render import Renderer
-from ui.repl import print_help
+from ui.reports import help_report
 from ui.sanitize import safe, safe_data
 from ui.sessions_view import print_banner, session_lines, show_resumed
 
@@ -144,20 +144,14 @@ def test_the_banner_the_resumed_view_help_and_the_approval_question(s, tmp_path)
     loaded = SimpleNamespace(id=s, notices=[s, s], continuity=typed)
     app = SimpleNamespace(settings=settings_, workspace=Path(s.replace("\x00", "")), warnings=[s], demo=False,
                           approvals=SimpleNamespace(mode=s), resumed=loaded, messages=messages,
-                          missing_key_message=lambda: s, commands=lambda: {s: (s, None)})
+                          missing_key_message=lambda: s)
     print_banner(console, app)
     show_resumed(console, loaded, messages)
     for request in (Request("bash", "command", s, prefixes=(s,)), Request(s, "edit", change=FileChange(s, s, s + "x")),
                     Request(s, "edit", change=FileChange(s, None, s))):
         for line in question_lines(request, 60):
             console.print(line)
-    import ui.repl
-    original = ui.repl.Console
-    ui.repl.Console = lambda **kw: console
-    try:
-        print_help(app)
-    finally:
-        ui.repl.Console = original
+    console.print(help_report(HelpReport([(s, s)])))
     assert_clean(console.file.getvalue())
 
 

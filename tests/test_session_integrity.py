@@ -99,6 +99,7 @@ def test_usage_survives_a_rewrite(workspace):
                                                      ({"input_tokens": 50, "output_tokens": 3}, "summary", "m")]
 
 
+@pytest.mark.scripted
 def test_a_command_that_overwrites_the_live_log_does_not_plant_a_history(app_for, standin, workspace):
     planted = "".join(json.dumps(r) + "\n" for r in PLANTED).replace('"', '\\"')
     standin.queue({"tool_calls": [{"name": "bash", "input": {

@@ -6,9 +6,7 @@ and what a live area left behind are checked as a person would read them.
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 
 import pexpect
 import pytest

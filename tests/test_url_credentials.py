@@ -4,7 +4,6 @@ prints it without them; and a tool output that shows the password gets it redact
 
 from __future__ import annotations
 
-import json
 
 from config import load_settings, user_settings_file
 from conftest import TEST_KEY, base_env

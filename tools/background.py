@@ -70,7 +70,7 @@ def _command(pid: int) -> str:
 
 
 def _tagged(pid: int, marker: bytes) -> bool:
-    for attempt in range(3):
+    for _attempt in range(3):
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
                 environ = f.read()

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from config import SECRET_SETTINGS
+from config import BASH_TIMEOUT, SECRET_SETTINGS
 from storage import TASK_OUTPUTS_DIR, relative
 from .background import JOBS, Jobs, group_members, group_of
 from .bash_guard import MAX_COMMAND_BYTES, dangerous_reason
@@ -82,6 +82,7 @@ def _command_env(extra: dict | None = None) -> dict:
 def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float) -> bool:
     """Collect output until the command exits (plus a short grace for its output) or the deadline
     passes. Returns True on timeout. A command that closed its own output is still waited for."""
+    assert proc.stdout is not None
     fd, exited_at, eof = proc.stdout.fileno(), None, False
     while True:
         now = time.monotonic()
@@ -145,7 +146,8 @@ def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secret
         sink.close()
         raise
     finally:
-        proc.stdout.close()
+        if proc.stdout is not None:
+            proc.stdout.close()
     if timed_out:
         trailer = f"[timed out after {timeout:g}s; {_kill_all(proc, jobs, tag)}]"
         code = None
@@ -177,7 +179,7 @@ def bash(ctx, command: str) -> ToolResult:
     if reason:
         return ToolResult(f"Refused: {reason}. This command could destroy the machine or its data, "
                           "so s08 will not run it.", True)
-    timeout = getattr(ctx.settings, "bash_timeout", 120.0)
+    timeout = getattr(ctx.settings, "bash_timeout", BASH_TIMEOUT)
     captured = run_command(command, ctx.workspace, timeout, ctx.workspace / TASK_OUTPUTS_DIR, ctx.secrets, ctx.jobs,
                            getattr(ctx, "progress", None))
     return ToolResult(captured.text, captured.timed_out,

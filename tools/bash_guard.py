@@ -258,7 +258,8 @@ def dangerous_reason(command: str, depth: int = 0) -> str | None:
         if re.search(rf"(^|[\s;&|]){name}\s*\|\s*{name}($|[\s;&|])", body):
             return "a fork bomb"
     previous: list[str] = []
-    cwd, saved = None, []
+    cwd: str | None = None
+    saved: list = []
     for cmd, before, seps in _simple_commands(_words(command)):
         for sep in seps:                  # a subshell's `cd` ends with it
             if sep == "(":

@@ -66,7 +66,8 @@ def read_file(ctx, path: str, offset: int = 1, limit: int = READ_DEFAULT_LINES) 
     target, shown = _checked_file(ctx, path)
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be at least 1")
-    out, chars, lineno = [], 0, 0
+    out: list[str] = []
+    chars, lineno = 0, 0
     cut_lines, bad_utf8, stopped_at = 0, False, None
     with os.fdopen(open_file(ctx.workspace.resolve(), target), "rb") as f:
         size = os.fstat(f.fileno()).st_size

@@ -17,12 +17,12 @@ import os
 import time
 from pathlib import Path
 
+from config import PREVIEW_CHARS
 from redact import StreamRedactor
 from storage import create_unique, persisted_block, relative
 
 MEMORY_CAP = 1024 * 1024          # bytes of output held in memory before spilling to a file
 FILE_CAP = 256 * 1024 * 1024      # bytes of output kept on disk; the rest is counted, not stored
-PREVIEW_CHARS = 2000              # head + tail shown to the model for a spilled output
 DEGRADED_KEEP = 8000              # bytes of head and of tail kept when the spill file failed
 
 
@@ -32,8 +32,10 @@ class OutputSink:
         self.on_output = on_output            # gets each redacted piece as text, to show it live
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.buf, self.total, self.lines = bytearray(), 0, 0
-        self.fd = self.path = None
-        self.written, self.failure = 0, None       # bytes in the spill file; why spilling stopped
+        self.fd: int | None = None
+        self.path: Path | None = None
+        self.written = 0                           # bytes in the spill file
+        self.failure: str | None = None            # why spilling stopped
         self.head, self.tail = b"", bytearray()
 
     def add(self, data: bytes) -> None:
@@ -79,6 +81,7 @@ class OutputSink:
             self.fd = None
 
     def _write(self, data: bytes) -> None:
+        assert self.fd is not None
         view = memoryview(data)
         while view:
             n = os.write(self.fd, view)
@@ -99,6 +102,7 @@ class OutputSink:
             return text + ("" if text.endswith("\n") else "\n") + trailer
         if self.failure is not None:
             return self._degraded(workspace, trailer)
+        assert self.path is not None       # spilled and no failure: the file exists
         half = PREVIEW_CHARS // 2
         head = self.head.decode("utf-8", errors="replace")[:half]
         tail = self.tail.decode("utf-8", errors="replace")[-half:]

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from redact import redact
 from .workspace import ToolError
 
-JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "object": dict, "number": (int, float)}
+JSON_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "boolean": bool, "object": dict, "number": (int, float)}
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,6 @@ class ToolContext:
 
     workspace: Path
     settings: Any = None
-    output_dir: Path | None = None            # where oversized outputs go (.task_outputs)
     compact_request: str | None = None        # set by the compact tool; read by the loop
     compact_done: bool = False                # compaction already ran in this user turn
     progress: Callable[[str], None] | None = None   # gets a running command's output as it arrives

@@ -20,7 +20,7 @@ class ToolError(Exception):
     """A tool refused or failed; the message is shown to the model as an is_error result."""
 
 
-def resolve_in_workspace(workspace: Path, path: str) -> Path:
+def resolve_in_workspace(workspace: Path, path: object) -> Path:
     """Return the real path of `path` (relative to the workspace or absolute) if it is inside."""
     if not isinstance(path, str) or not path.strip():
         raise ToolError("path must be a non-empty string")

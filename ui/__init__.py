@@ -5,7 +5,7 @@
     activity.py        the live area: spinner with elapsed seconds, the open tail of an answer or command
     markdown_stream.py the answer as Markdown while it streams, each closed block printed once
     toolview.py        tool lines: head and tail of the output, exit code, time; diffview.py: diffs
-    reports.py         the status line, /context, /cost
+    reports.py         the status line, /context, /cost, /memory, /help
     keys.py            the keyboard during a turn (Esc interrupts, typing ahead is kept)
     approve.py         the approval question; repl.py: the `s08 >>` loop
     sessions_view.py   the banner, the resumed session, the --resume picker
@@ -18,7 +18,7 @@ from importlib import import_module
 
 _WHERE = {"Renderer": "render", "QuietRenderer": "quiet", "say_err": "quiet", "say_out": "quiet",
           "safe": "sanitize", "seconds": "toolview", "summarize_input": "toolview", "summarize_output": "toolview",
-          "PROMPT": "repl", "run_repl": "repl", "print_help": "repl", "pick_session": "sessions_view",
+          "PROMPT": "repl", "run_repl": "repl", "help_report": "reports", "pick_session": "sessions_view",
           "demo_notice": "onboarding"}
 
 __all__ = sorted(_WHERE)

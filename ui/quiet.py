@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sys
 
-from events import (Compaction, ContextReport, CostReport, Interrupted, MemoryReport, Notice, Retrying, ShowToolResult,
-                    ToolFinished, ToolStarted, TurnStatus)
+from events import (Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice, Retrying,
+                    ShowToolResult, ToolFinished, ToolStarted, TurnStatus)
 from .render import compaction_line, retry_line
-from .reports import context_report, cost_report, memory_report, status_line
+from .reports import context_report, cost_report, help_report, memory_report, status_line
 from .sanitize import safe, safe_data, safe_line
 from .toolview import bash_status, seconds, summarize_input, summarize_output
 
@@ -51,9 +51,9 @@ class QuietRenderer:
             line = compaction_line(event)
         elif isinstance(event, TurnStatus):
             line = status_line(event)
-        elif isinstance(event, (ContextReport, CostReport, MemoryReport)):
-            line = {ContextReport: context_report, CostReport: cost_report,
-                    MemoryReport: memory_report}[type(event)](event).plain
+        elif isinstance(event, (ContextReport, CostReport, MemoryReport, HelpReport)):
+            line = {ContextReport: context_report, CostReport: cost_report, MemoryReport: memory_report,
+                    HelpReport: help_report}[type(event)](event).plain
         elif isinstance(event, ShowToolResult):
             line = event.finished.content if event.finished else "no tool has run in this session yet"
         if line:

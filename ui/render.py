@@ -19,12 +19,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from events import (ClearScreen, Compaction, ContextReport, CostReport, Interrupted, MemoryReport, Notice, RequestStarted,
-                    ResponseDone, Retrying, ShowToolResult, TextDelta, ToolFinished, ToolOutput, ToolStarted,
-                    TurnStatus)
+from events import (ClearScreen, Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice,
+                    RequestStarted, ResponseDone, Retrying, ShowToolResult, TextDelta, ToolFinished, ToolOutput,
+                    ToolStarted, TurnStatus)
 from .activity import Activity
 from .markdown_stream import MarkdownStream
-from .reports import context_report, cost_report, memory_report, status_line
+from .reports import context_report, cost_report, help_report, memory_report, status_line
 from .sanitize import safe, safe_data
 from .toolview import finished_lines, live_tail, parse_persisted, seconds, tool_header
 
@@ -120,6 +120,8 @@ class Renderer:
             self._print(cost_report(event))
         elif isinstance(event, MemoryReport):
             self._print(memory_report(event))
+        elif isinstance(event, HelpReport):
+            self._print(help_report(event))
         elif isinstance(event, ClearScreen):
             self._settle()
             self.console.clear()

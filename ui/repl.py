@@ -22,6 +22,7 @@ from prompt_toolkit.styles import Style
 from rich.console import Console
 from rich.text import Text
 
+from commands import QUIT, dispatch, help_entries
 from events import Interrupted, Notice
 from storage import private_file
 from .approve import Approver
@@ -137,10 +138,8 @@ def run_repl(app, debug: bool = False) -> int:
     if app.access.first_run and not app.access.pins.has_credentials and app.access.demo_choice != "on":
         first_run(app)
     pastes, state, hinted, queued, typed = Pastes(), {"empty": False}, False, [], ""
-    commands = app.commands()
     session = PromptSession(history=_history(app.settings.s08_history_file, console, pastes),
-                            auto_suggest=AutoSuggestFromHistory(), completer=SlashCompleter(
-                                {name: help_text for name, (help_text, _) in commands.items()}),
+                            auto_suggest=AutoSuggestFromHistory(), completer=SlashCompleter(dict(help_entries())),
                             complete_while_typing=True, key_bindings=_key_bindings(app, pastes, state),
                             style=Style.from_dict({"prompt": "ansicyan bold", "mode": "ansiyellow"}),
                             prompt_continuation=_continuation, rprompt=lambda: _mode_hint(app))
@@ -162,7 +161,7 @@ def run_repl(app, debug: bool = False) -> int:
             break
         try:
             with keys:
-                if app.dispatch(text) == app.QUIT:
+                if dispatch(app, text) == QUIT:
                     break
         except KeyboardInterrupt:
             renderer(Interrupted())
@@ -178,14 +177,3 @@ def run_repl(app, debug: bool = False) -> int:
         console.print(Text(hint, style="dim"), highlight=False)
     return 0
 
-
-def print_help(app) -> None:
-    console = Console(highlight=False)
-    console.print(Text("Commands", style="bold"))
-    for name, (help_text, _) in app.commands().items():
-        console.print(Text().append(f"  {safe_line(name):<10}", style="cyan").append(f" {safe_line(help_text)}"))
-    console.print(Text().append("  exit, q   ", style="cyan").append("  leave (as do Ctrl-D and /quit)"))
-    console.print(Text().append("Keys", style="bold").append(
-        "  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands · Esc or Ctrl-C "
-        "interrupts the turn (Ctrl-C at the prompt clears the line) · Shift-Tab cycles the approval mode "
-        "(default → auto_edit → yolo) · Ctrl-D exits"))

@@ -6,8 +6,8 @@ from rich.text import Text
 
 from compaction.tokens import estimate_text
 from costs import READ_FACTOR, WRITE_1H_FACTOR, WRITE_FACTOR
-from events import ContextReport, CostReport, MemoryReport, TurnStatus
-from .sanitize import safe
+from events import ContextReport, CostReport, HelpReport, MemoryReport, TurnStatus
+from .sanitize import safe, safe_line
 
 PART_STYLES = {"system": "blue", "instructions": "magenta", "tools": "cyan", "messages": "green",
                "tool results": "yellow"}
@@ -127,3 +127,17 @@ def memory_report(event: MemoryReport) -> Text:
     if event.ledger_text:
         out.append("\n" + safe(event.ledger_text), style="dim")
     return out
+
+
+HELP_KEYS = ("  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands · Esc or Ctrl-C "
+             "interrupts the turn (Ctrl-C at the prompt clears the line) · Shift-Tab cycles the approval mode "
+             "(default → auto_edit → yolo) · Ctrl-D exits")
+
+
+def help_report(event: HelpReport) -> Text:
+    """/help: the commands (as registered in commands.py), the exit words, the keys."""
+    out = Text("Commands", style="bold")
+    for name, help_text in event.entries:
+        out.append("\n").append(f"  {safe_line(name):<10}", style="cyan").append(f" {safe_line(help_text)}")
+    out.append("\n").append("  exit, q   ", style="cyan").append("  leave (as do Ctrl-D and /quit)")
+    return out.append("\n").append("Keys", style="bold").append(HELP_KEYS)

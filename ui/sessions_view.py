@@ -86,7 +86,7 @@ def age(seconds: float) -> str:
 
 def session_lines(n: int, path: Path, width: int) -> list[Text]:
     """The picker's entry for one session: id, age, size, origin; the first and the last request."""
-    from session import load_session
+    from session_replay import load_session
     try:
         loaded = load_session(path)
         mtime = path.stat().st_mtime

@@ -23,6 +23,7 @@ import re
 from rich.cells import cell_len
 from rich.text import Text
 
+from storage import PERSISTED_CLOSE, PERSISTED_OPEN, SAVED_TO
 from .diffview import change_lines, change_summary
 from .sanitize import safe, safe_line
 
@@ -32,7 +33,7 @@ MESSAGE_LINES = 8
 FIRST, INDENT = "  ⎿ ", "    "
 TRAILER = re.compile(r"^\[(exit code -?\d+|timed out after [^\]]*|killed by signal \d+)\]$")
 PERSISTED = re.compile(r"Output too large for the context \(([\d,]+) chars, ([\d,]+) lines\)\. "
-                       r"Full output saved to: (.+)")
+                       + re.escape(SAVED_TO) + r"(.+)")
 
 
 def seconds(delay: float) -> str:
@@ -77,14 +78,14 @@ def tool_header(name: str, args) -> Text:
 
 def parse_persisted(content: str) -> dict | None:
     """The parts of a `<persisted-output>` block (storage.persisted_block), or None."""
-    if not content.startswith("<persisted-output>"):
+    if not content.startswith(PERSISTED_OPEN):
         return None
     found = PERSISTED.search(content)
     if not found:
         return None
     head = re.search(r"Preview \(first [\d,]+ chars\):\n(.*?)(?:\n\.\.\. \[[\d,]+ chars omitted\] \.\.\.|"
-                     r"\n</persisted-output>)", content, re.S)
-    tail = re.search(r"Preview \(last [\d,]+ chars\):\n(.*?)\n</persisted-output>", content, re.S)
+                     r"\n" + re.escape(PERSISTED_CLOSE) + ")", content, re.S)
+    tail = re.search(r"Preview \(last [\d,]+ chars\):\n(.*?)\n" + re.escape(PERSISTED_CLOSE), content, re.S)
     return {"chars": found.group(1), "lines": int(found.group(2).replace(",", "")), "path": found.group(3).strip(),
             "head": head.group(1).splitlines() if head else [], "tail": tail.group(1).splitlines()[1:] if tail else []}
 

@@ -11,7 +11,7 @@ Cleaning, because a prompt injection or a broken endpoint can send anything:
 - tool_use ids must match ^[a-zA-Z0-9_-]+$ and be unique in the history; any other id is
   rewritten (the reply is the only place that id exists yet, so the rewrite is consistent);
 - tool names that are not ^[a-zA-Z0-9_-]{1,128}$ are made so (the call then fails as unknown);
-- usage keeps the four token counts as integers in [0, MAX_USAGE];
+- usage keeps the token counts as integers in [0, MAX_USAGE] (llm/usage.py);
 - the answer may hold at most `max_chars` characters: a server that streams without end is cut off.
 """
 
@@ -20,29 +20,16 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from dataclasses import dataclass, field
 
 from events import Emit, TextDelta
-from llm_errors import LLMError
+from llm.contract import ErrorKind, LLMError, ModelReply
+from llm.usage import Usage, clean_usage
 
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,200}$")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-MAX_USAGE = 10_000_000
-KNOWN_STOP_REASONS = {"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
-                      "model_context_window_exceeded"}
 MAX_INPUT_DEPTH = 100   # nesting of a tool call's input
 EVENT_COST = 16          # characters each event counts against the answer's size, so empty ones add up too
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-@dataclass
-class ModelReply:
-    content: list[dict]
-    stop_reason: str | None
-    usage: dict = field(default_factory=dict)
-    incomplete_tool_ids: set = field(default_factory=set)   # tool_use blocks cut off mid-input
-    notes: list[str] = field(default_factory=list)          # what cleaning changed, one line each
 
 
 def valid_text(text) -> str:
@@ -73,22 +60,6 @@ def _valid_json(value):
     return root[0]
 
 
-def clean_usage(usage) -> dict:
-    """The token counts of a usage object as sane integers; anything else dropped."""
-    out = {}
-    if not isinstance(usage, dict):
-        return out
-    for key in USAGE_KEYS:
-        value = usage.get(key)
-        if isinstance(value, str) and value.strip().isdigit():
-            value = int(value.strip()[:12])
-        if isinstance(value, float) and value == value and abs(value) != float("inf"):
-            value = int(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            out[key] = min(max(value, 0), MAX_USAGE)
-    return out
-
-
 def clean_stop_reason(reason) -> str | None:
     if not isinstance(reason, str) or not reason:
         return None
@@ -109,17 +80,19 @@ class Accumulator:
         self.emit, self.max_chars, self.on_error = emit, max_chars, on_error
         self.blocks: dict[int, dict] = {}
         self.json_parts: dict[int, list[str]] = {}
-        self.stop_reason, self.usage, self.done, self.shown, self.size = None, {}, False, False, 0
+        self.stop_reason: str | None = None
+        self.usage: dict = {}
+        self.done, self.shown, self.size = False, False, 0
 
     def _grow(self, chars: int) -> None:
         self.size += chars + EVENT_COST
         if self.size > self.max_chars:
             raise LLMError(f"The answer grew past {self.max_chars:,} characters, far more than MAX_TOKENS "
-                           "allows; it was abandoned.", "oversized")
+                           "allows; it was abandoned.", ErrorKind.OVERSIZED)
 
     def feed(self, data) -> None:
         if not isinstance(data, dict):
-            raise LLMError("The endpoint sent an event that is not a JSON object.", "malformed")
+            raise LLMError("The endpoint sent an event that is not a JSON object.", ErrorKind.MALFORMED)
         kind = data.get("type")
         self._grow(0)
         if kind == "message_start":
@@ -199,7 +172,7 @@ class Accumulator:
         if dropped:
             notes.append(f"[dropped {', '.join(sorted(dropped))} block(s) from the answer: s08 cannot send "
                          "them back]")
-        return ModelReply(content, self.stop_reason, self.usage, incomplete, notes)
+        return ModelReply(content, self.stop_reason, Usage.of(self.usage) if self.usage else None, incomplete, notes)
 
     def _tool_use(self, index: int, raw: dict) -> tuple[dict, bool]:
         text = "".join(self.json_parts.get(index, []))

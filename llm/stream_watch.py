@@ -37,7 +37,8 @@ class MalformedStream(Exception):
 
 def sse_events(chunks) -> Iterator[tuple[str, str]]:
     """(event name, data) pairs from a byte stream in the SSE format."""
-    pending, name, data = b"", "", []
+    pending, name = b"", ""
+    data: list[str] = []
     for chunk in chunks:
         pending += chunk
         while True:
@@ -62,16 +63,17 @@ def sse_events(chunks) -> Iterator[tuple[str, str]]:
 class _Worker(threading.Thread):
     def __init__(self, open_response: Callable):
         super().__init__(daemon=True, name="s08-model-call")
-        self.open_response, self.queue = open_response, queue.Queue()
+        self.open_response = open_response
+        self.queue: queue.Queue = queue.Queue()
         self.cancelled, self.http = False, None
 
     def run(self) -> None:
         try:
             with self.open_response() as response:
-                self.http = response.http_response
+                http = self.http = response.http_response
                 if self.cancelled:
                     return
-                for name, data in sse_events(self.http.iter_bytes()):
+                for name, data in sse_events(http.iter_bytes()):
                     if self.cancelled:
                         return
                     if name != "ping":

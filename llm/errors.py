@@ -1,4 +1,8 @@
-"""Every way a model call can fail, as one LLMError with one line a person can act on.
+"""Every way a call to the Anthropic API can fail, as one LLMError with one line a person can act on.
+
+The one place error wording is read: an HTTP status, an SSE `error` event or an SDK exception
+becomes an ErrorKind (llm/contract.py), and "prompt is too long: N tokens > M maximum" becomes
+the error's `counted` and `maximum`. The SDK is imported only when an exception is classified.
 
 What the endpoint says in an error (its message, a retry-after header) is untrusted: the message is
 made valid text, cut to one line of at most MESSAGE_CHARS and redacted (an endpoint that echoes the
@@ -11,8 +15,7 @@ from __future__ import annotations
 import math
 import re
 
-import anthropic
-
+from llm.contract import ErrorKind, LLMError
 from redact import redact, redact_url
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
@@ -22,27 +25,6 @@ STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_er
                        "timeout_error": 504, "invalid_request_error": 400, "authentication_error": 401,
                        "permission_error": 403, "not_found_error": 404, "request_too_large": 413}
 _TOO_LONG = re.compile(r"(\d[\d,]*)\s*tokens\s*>\s*(\d[\d,]*)")
-
-
-class LLMError(Exception):
-    """A model call failed; `str(err)` is the one line to show."""
-
-    def __init__(self, message: str, kind: str, status: int | None = None, retryable: bool = False,
-                 retry_after: float | None = None):
-        super().__init__(message)
-        self.kind, self.status, self.retryable, self.retry_after = kind, status, retryable, retry_after
-        self.counted = self.maximum = None        # prompt_too_long: the API's "N tokens > M maximum"
-        found = _TOO_LONG.search(message) if kind == "prompt_too_long" else None
-        if found:
-            self.counted, self.maximum = (int(g.replace(",", "")) for g in found.groups())
-
-    @property
-    def short(self) -> str:
-        """A few words for the retry line, e.g. "529 overloaded"."""
-        words = {"rate_limit": "rate limited", "overloaded": "overloaded", "server": "server error",
-                 "dropped": "connection dropped", "connection": "connection failed", "timeout": "timed out"}
-        text = words.get(self.kind, self.kind.replace("_", " "))
-        return f"{self.status} {text}" if self.status else text
 
 
 def one_line(text, secrets=()) -> str:
@@ -57,7 +39,8 @@ def _error_message(body) -> tuple[str, str]:
     body = body if isinstance(body, dict) else {}
     err = body.get("error", body)
     err = err if isinstance(err, dict) else {}
-    kind = err.get("type") if isinstance(err.get("type"), str) else ""
+    kind = err.get("type")
+    kind = kind if isinstance(kind, str) else ""
     return kind[:64], err.get("message") or ""
 
 
@@ -78,17 +61,18 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float, secr
     where the key in use came from (for a 401: "ANTHROPIC_API_KEY from /path/.env")."""
     if isinstance(exc, LLMError):
         return exc
+    import anthropic          # loaded by then: the call that failed used it
     url = redact_url(base_url)
     if isinstance(exc, anthropic.APITimeoutError):
-        return LLMError(f"Request to {url} timed out after {timeout:g}s (API_TIMEOUT).", "timeout",
+        return LLMError(f"Request to {url} timed out after {timeout:g}s (API_TIMEOUT).", ErrorKind.TIMEOUT,
                         retryable=True)
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         text = one_line(cause or exc, secrets)
         if "refused" in text.lower() or "errno 111" in text.lower():
             return LLMError(f"Cannot connect to {url}: connection refused. Check ANTHROPIC_BASE_URL "
-                            "and that the server is running.", "connection", retryable=True)
-        return LLMError(f"Connection to {url} failed: {text[:200]}", "connection", retryable=True)
+                            "and that the server is running.", ErrorKind.CONNECTION, retryable=True)
+        return LLMError(f"Connection to {url} failed: {text[:200]}", ErrorKind.CONNECTION, retryable=True)
     if isinstance(exc, anthropic.APIStatusError):
         kind, raw = _error_message(exc.body)
         message = one_line(raw or getattr(exc, "message", "") or exc, secrets)
@@ -98,10 +82,10 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float, secr
     text = one_line(f"{type(exc).__name__}: {exc}", secrets)
     if "Timeout" in type(exc).__name__:
         return LLMError(f"No data from {url} for {timeout:g}s (API_TIMEOUT); the answer was abandoned.",
-                        "timeout", retryable=True)
+                        ErrorKind.TIMEOUT, retryable=True)
     if "incomplete chunked read" in text or "peer closed" in text or "RemoteProtocolError" in text:
-        return LLMError(f"The connection to {url} dropped mid-answer.", "dropped", retryable=True)
-    return LLMError(f"Model call failed: {text}", "unknown")
+        return LLMError(f"The connection to {url} dropped mid-answer.", ErrorKind.DROPPED, retryable=True)
+    return LLMError(f"Model call failed: {text}", ErrorKind.UNKNOWN)
 
 
 def stream_error(data, base_url: str, model: str, secrets=(), key_source: str = "") -> LLMError:
@@ -115,20 +99,28 @@ def from_status(status: int, kind: str, message: str, url: str, model: str, wait
     if status == 401:
         check = f"The key in use is {key_source}: check it there." if key_source else \
             "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."
-        return LLMError(f"Authentication failed (401) at {url}: {message}. {check}", "auth", status)
+        return LLMError(f"Authentication failed (401) at {url}: {message}. {check}", ErrorKind.AUTH, status)
     if status == 403:
-        return LLMError(f"Permission denied (403): {message}", "permission", status)
+        return LLMError(f"Permission denied (403): {message}", ErrorKind.PERMISSION, status)
     if status == 404:
         return LLMError(f"Not found (404) at {url}: {message}. Check MODEL_ID={one_line(model)} and "
-                        "ANTHROPIC_BASE_URL.", "not_found", status)
+                        "ANTHROPIC_BASE_URL.", ErrorKind.NOT_FOUND, status)
     if status in (400, 413):
         if "prompt is too long" in message.lower() or "too long" in message.lower() and status == 413:
-            return LLMError(f"Prompt too long: {message}", "prompt_too_long", status)
+            return too_long(message, status)
         hint = " (if this endpoint does not support prompt caching, set PROMPT_CACHE=off)" \
             if "cache_control" in message else ""
-        return LLMError(f"The API rejected the request ({status}): {message}{hint}", "bad_request", status)
+        return LLMError(f"The API rejected the request ({status}): {message}{hint}", ErrorKind.BAD_REQUEST, status)
     if status == 429:
-        return LLMError(f"Rate limited (429): {message}", "rate_limit", status, True, wait)
+        return LLMError(f"Rate limited (429): {message}", ErrorKind.RATE_LIMIT, status, True, wait)
     if status == 529 or kind == "overloaded_error":
-        return LLMError(f"The API is overloaded (529): {message}", "overloaded", status, True, wait)
-    return LLMError(f"API error ({status}): {message}", "server", status, status in RETRY_STATUSES, wait)
+        return LLMError(f"The API is overloaded (529): {message}", ErrorKind.OVERLOADED, status, True, wait)
+    return LLMError(f"API error ({status}): {message}", ErrorKind.SERVER, status, status in RETRY_STATUSES, wait)
+
+
+def too_long(message: str, status: int) -> LLMError:
+    """"Prompt is too long", with the API's "N tokens > M maximum" as numbers when it said them."""
+    found = _TOO_LONG.search(message)
+    counted, maximum = (int(g.replace(",", "")) for g in found.groups()) if found else (None, None)
+    return LLMError(f"Prompt too long: {message}", ErrorKind.PROMPT_TOO_LONG, status, counted=counted,
+                    maximum=maximum)

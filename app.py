@@ -1,0 +1,295 @@
+"""One session of s08: the settings, the agent, the conversation and where its events go.
+
+    App(workspace, env_file, environ, resume, demo, origin, approval_mode)
+      .bus / .emit     every event goes through one Bus: the cost ledger, the last tool call (/last)
+                       and the usage log (session.UsageLog) subscribe first, the UI (set_emit) last
+      .turn(text)      one turn (None: send the conversation again, for /retry)
+      .compact / .retry / .clear / .login / .logout     what the slash commands (commands.py) do
+      ._blocked()      the one "can anything be sent now?" check: settings re-read, endpoint agreed,
+                       a key — used by every path that calls the model
+
+A settings file changed while s08 runs (`_reload_if_changed`) rebuilds only what depends on the
+settings — the model client (`_make_model`), the tools' view of the settings and the compactor's
+budgets — never what the compactor learned (continuity, index, window, clock).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from access import Access
+from approvals import Approvals, parse_allow_list
+from commands import UNUSABLE
+from compaction import Continuity
+from config import missing_key_message
+from costs import Ledger, price_of
+from credentials import consent_file
+from events import Ask, Bus, ClearScreen, Emit, Notice, ToolFinished, TurnStatus
+from history import drop_interruption_marks
+from llm import make_provider
+from loop import Agent, TurnResult, run_turn
+from redact import redact_data
+from session import LoadedSession, SessionHistory, SessionLog, UsageLog, open_session
+from version import program_name
+
+
+class App:
+    """One session: the settings, the agent, the conversation; the slash commands are in commands.py."""
+
+    agent: Agent                  # set by load() before anything uses it
+    approvals: Approvals
+    settings: Any
+    warnings: list[str]
+
+    def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
+                 resume: LoadedSession | None = None, demo: str | None = None, origin: str = "interactive",
+                 approval_mode: str | None = None):
+        self.workspace = workspace.resolve()
+        self.env_file, self.environ, self.origin = env_file, environ, origin
+        self.ask: Ask | None = None               # the UI's way to ask the person (None: nobody to ask)
+        self.access = Access(self.workspace, env_file, environ, demo)   # settings, pinned endpoint, demo
+        self.ledger = Ledger(lambda: (self.settings.model_id, self.price))   # each call at the model serving it
+        self.messages = SessionHistory()          # replaced below; exists before anything can emit
+        self.bus = Bus()
+        self._ui: Emit | None = None              # the UI's subscription (set_emit)
+        self.emit = self.bus.emit                 # wired once: the agent and every part emit here
+        self.bus.subscribe(self.ledger)
+        self.bus.subscribe(self._note_tool)
+        self.bus.subscribe(UsageLog(lambda: self.messages, lambda: self.settings.model_id))   # /cost after a resume
+        self.approvals, self.approval_mode, self.approver = None, approval_mode, None   # type: ignore[assignment]
+        self.last_tool: ToolFinished | None = None
+        self.resumed = resume
+        self.continuity = resume.continuity if resume else Continuity()
+        self.agent = None                         # type: ignore[assignment]
+        self.load()
+        self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
+        self._use_history(self._resume(resume) if resume else self._new_history())
+        if resume is not None and resume.repaired:
+            for state in self._state_records():        # the repair snapshot, completed with what it lacked
+                self.messages.note(state)
+
+    def _note_tool(self, event) -> None:
+        if isinstance(event, ToolFinished):
+            self.last_tool = event                              # for /last
+
+    def _log_problem(self, text: str) -> None:
+        self.emit(Notice(text, "warning"))
+
+    def _new_history(self) -> SessionHistory:
+        return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
+                                                                     "origin": self.origin}),
+                              self._log_problem)
+
+    def _use_history(self, history: SessionHistory) -> None:
+        """The conversation, and its log, which also records what the continuity keeps and a window
+        the API stated."""
+        self.messages = history
+        self.continuity.connect(history.note)
+        history.kept_state = self._state_records
+        self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
+
+    def _state_records(self) -> list[dict]:
+        """What a catch-up snapshot of the session log writes besides the history."""
+        learned = self.agent.compactor.window.learned
+        return [self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
+
+    def _resume(self, loaded: LoadedSession) -> SessionHistory:
+        """The logged history, its token totals, and the size of the prompt the log last measured."""
+        hidden = redact_data(loaded.messages, self.agent.tool_ctx.secrets)
+        if hidden != loaded.messages:        # a log written before every known key was redacted
+            loaded.messages, loaded.repaired = hidden, True
+            loaded.notices.append("the session log held a key or token; the resumed history shows it as [redacted]")
+        history = open_session(self.workspace, loaded, self._log_problem)
+        for usage, purpose, model in loaded.usages:        # priced at the model that served each call
+            self.ledger.add(usage, purpose == "summary", model, self.price_for(model), resumed=True)
+        if loaded.anchor:
+            covered, tokens = loaded.anchor
+            self.agent.compactor.meter.anchor(history, covered, tokens)
+        self.agent.compactor.learn_window(loaded.window, quiet=True)
+        return history
+
+    def close(self) -> None:
+        self.messages.log.close()
+        self.access.close()
+
+    @property
+    def env_path(self) -> Path:
+        return self.env_file or self.workspace / ".env"
+
+    @property
+    def demo(self) -> bool:
+        """The built-in demo model answers (no key configured, or --demo)."""
+        return self.access.demo_active
+
+    # ---- building from the settings ---------------------------------------------------
+    def _read_settings(self) -> None:
+        self.settings, self.warnings = self.access.settings(), self.access.result.warnings
+        if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
+            self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
+                                       parse_allow_list(self.settings.allow_commands))
+
+    def _make_model(self):
+        """The model client for the current settings; None when nothing may be sent (no key, an
+        endpoint problem)."""
+        usable = self.settings.has_credentials and not self.settings.endpoint_problem
+        return make_provider(self.settings, self.access.result.credential_source(),
+                             self.access.secrets()) if usable else None
+
+    def load(self) -> None:
+        """Build the agent from the current settings (a new one, with a fresh compactor, when there
+        is none yet: at start and after /clear)."""
+        if self.agent is not None:
+            self._rebuild()
+            return
+        self._read_settings()
+        self.continuity.workspace = self.workspace
+        self.agent = Agent(self.settings, self.workspace, self._make_model(), self.emit, continuity=self.continuity,
+                           approvals=self.approvals, ask=self.approver, secrets=self.access.secrets())
+        # refused to write_file / edit_file: the settings and the endpoints the person agreed to
+        self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
+        self._add_instructions_warning()
+
+    def _rebuild(self) -> None:
+        """New settings: a new model client and what reads the settings; the agent, its tools' context
+        and the compactor's state stay."""
+        self._read_settings()
+        agent = self.agent
+        agent.settings, agent.provider, agent.approvals = self.settings, self._make_model(), self.approvals
+        agent.tool_ctx.settings, agent.tool_ctx.secrets = self.settings, self.access.secrets()
+        agent.compactor.use_settings(self.settings)
+        self._add_instructions_warning()
+
+    def _add_instructions_warning(self) -> None:
+        if self.agent.instructions.warning:
+            self.warnings = self.warnings + [self.agent.instructions.warning]
+
+    def set_emit(self, emit) -> None:
+        """Where events go (the UI): the last subscriber of the bus, after the ledger and the usage log."""
+        if self._ui is not None:
+            self.bus.unsubscribe(self._ui)
+        self._ui = self.bus.subscribe(emit)
+
+    def set_asker(self, approver) -> None:
+        """How approvals are asked (the REPL's prompt); None (the default) refuses what needs asking.
+        (`self.ask` is the other question channel: settings consent and /login, see access.py.)"""
+        self.approver = self.agent.ask = approver
+
+    def missing_key_message(self) -> str:
+        return self.settings.endpoint_problem or missing_key_message(self.env_path.parent, self.environ)
+
+    def _reload_if_changed(self) -> None:
+        """A settings file edited while s08 runs is used from the next turn — except the endpoint, the
+        key and the model, which change only with the person's consent (see access.py)."""
+        before = self.settings
+        changed = self.access.reload(self.ask, self.emit)
+        if not changed:
+            return
+        self._rebuild()
+        if self.settings != before:
+            self.emit(Notice(f"[settings reloaded from {', '.join(changed)}]", "info"))
+        for warning in self.warnings:
+            if warning not in self.warned:        # said once: not again at every reload
+                self.warned.add(warning)
+                self.emit(Notice(warning, "warning"))
+
+    def _blocked(self) -> str | None:
+        """Why no request may go now (said on screen), or None: the settings re-read, the endpoint
+        agreed to, a key there. The one check before every model call (turn, /compact, /retry, -p)."""
+        self._reload_if_changed()
+        if not self.settle_endpoint():
+            return "endpoint not agreed to"
+        if self.agent.provider is None:
+            self.emit(Notice(self.missing_key_message(), "error"))
+            return "no API key"
+        return None
+
+    def login(self, key: str | None = None) -> str | None:
+        if key is None and self.ask is None:
+            self.emit(Notice("/login asks for a key: run it in the interactive REPL (s08 without -p or a pipe)",
+                             "error"))
+            return UNUSABLE
+        if self.access.login(self.ask, self.emit, key):
+            self._rebuild()
+        return None
+
+    def logout(self) -> None:
+        if self.access.logout(self.emit):
+            self._rebuild()
+
+    def settle_endpoint(self) -> bool:
+        """Before the first request: an endpoint named by this folder's .env, and its settings that relax
+        approvals, are used only if the person agrees (access.py asks once; -p and piped input send
+        nothing to such an endpoint and ignore the relaxations). True when requests may go."""
+        if not self.access.unsettled:
+            return True
+        relaxed = self.access.relax_agreed.copy()
+        if not self.access.settle(self.ask, self.emit):
+            return False
+        if self.access.relax_agreed != relaxed:
+            self.approvals = None                 # type: ignore[assignment]  # rebuilt from what was agreed to
+        self._rebuild()
+        return True
+
+    # ---- the conversation --------------------------------------------------------------
+    def turn(self, text: str | None) -> TurnResult:
+        blocked = self._blocked()
+        if blocked:
+            return TurnResult(ok=False, error=blocked)
+        self.ledger.begin_turn()
+        result = run_turn(self.messages, text, self.agent)
+        if self.ledger.turn.calls:
+            self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
+                                 self.ledger.turn.hit_rate, self.ledger.session.cost,
+                                 self.settings.caching, self.demo, self.approvals.mode))
+        return result
+
+    @property
+    def price(self):
+        """The price of the model answering now."""
+        return self.price_for(self.settings.model_id)
+
+    def price_for(self, model: str):
+        """(input, output) USD per million tokens of `model`; MODEL_PRICE applies to the person's own
+        model (not the demo's, which is free); None when unknown."""
+        own = self.access.pins.apply(self.access.result.settings)
+        return price_of(model, own.model_price if model == own.model_id else "")
+
+    def clear(self) -> None:
+        self.close()
+        learned = self.agent.compactor.window.learned   # the window belongs to the endpoint, not the conversation
+        self.continuity = Continuity()          # a new session (the old one stays resumable), remembering nothing
+        self.agent = None                       # type: ignore[assignment]
+        self.load()                             # and a fresh compactor: no state of the old conversation
+        self._use_history(self._new_history())
+        self.agent.compactor.learn_window(learned, quiet=True)
+        self.ledger.new_session()               # the run's total goes on
+        self.approvals.forget()                 # "always" answers belonged to the old session
+        self.last_tool = None
+        self.emit(ClearScreen())
+        self.emit(Notice("[new conversation: history cleared]", "info"))
+
+    def compact(self, focus: str = "") -> None:
+        if not self.messages:
+            self.emit(Notice("nothing to compact yet", "warning"))
+            return
+        if self._blocked():
+            return
+        self.messages[:] = self.agent.compactor.compact(self.messages, focus)
+
+    def retry(self) -> None:
+        drop_interruption_marks(self.messages)
+        if not self.messages or self.messages[-1]["role"] != "user":
+            self.emit(Notice("nothing to retry: the last message is not waiting for an answer", "warning"))
+            return
+        self.turn(None)
+
+    def resume_hint(self) -> str:
+        """How to come back to this session ("" when nothing was saved)."""
+        log = self.messages.log
+        if log is None or not log.path.exists():
+            return ""
+        where = "" if self.workspace == Path(os.getcwd()).resolve() else f" -w {shlex.quote(str(self.workspace))}"
+        return f"session {log.id} saved\nresume it with: {program_name(exact=True)}{where} -c   (or --resume {log.id})"

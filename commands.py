@@ -1,0 +1,135 @@
+"""The slash commands: each registers itself like a tool does (tools/registry.py), with a name, one
+line of help and a handler `fn(app, arg)`.
+
+    @command("/name", "what it does")      one entry in COMMANDS; /help and Tab completion list it
+    def _name(app, arg): ...               returns None, or UNUSABLE when it needs the REPL
+
+    dispatch(app, text)   one line of input: QUIT, a command (None, UNKNOWN or UNUSABLE), or a turn
+                          (its TurnResult). "//etc" sends "/etc" to the model.
+
+Commands say everything through events (app.emit); the UI decides how it looks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from compaction.tokens import breakdown
+from events import ContextReport, CostReport, HelpReport, MemoryReport, Notice, ShowToolResult
+
+QUIT = "quit"
+UNKNOWN = "unknown command"
+UNUSABLE = "command needs the REPL"      # a command -p and piped input cannot run (nobody to ask): fails the run
+EXIT_WORDS = {"exit", "q", "quit"}
+QUIT_COMMANDS = ("/quit", "/exit")
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    handler: Callable[[Any, str], Any]
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, help_text: str):
+    """Register `fn(app, arg)` as the slash command `name` (in /help in the order of registration)."""
+    def register(fn):
+        COMMANDS[name] = Command(name, help_text, fn)
+        return fn
+    return register
+
+
+def help_entries() -> list[tuple[str, str]]:
+    """(name, help text) of every command, in order: for /help and the REPL's completion."""
+    return [(c.name, c.help) for c in COMMANDS.values()]
+
+
+def dispatch(app, text: str):
+    """One line of input: QUIT, a slash command (returns None, or UNKNOWN / UNUSABLE), or a turn
+    (returns its result)."""
+    text = text.strip()
+    if not text:
+        return None
+    word, _, arg = text.partition(" ")
+    if text.lower() in EXIT_WORDS or word in QUIT_COMMANDS:
+        return QUIT
+    if word.startswith("//"):
+        return app.turn(text[1:])                    # "//etc" sends "/etc"
+    if word.startswith("/") and "/" not in word[1:]:
+        found = COMMANDS.get(word)
+        if found is None:
+            app.emit(Notice(f"unknown command {word}; /help lists the commands (start with // to send "
+                            "a message that begins with /)", "warning"))
+            return UNKNOWN
+        return UNUSABLE if found.handler(app, arg.strip()) == UNUSABLE else None
+    return app.turn(text)
+
+
+# ---- the commands, in /help's order ---------------------------------------------------------------
+@command("/help", "show commands and keys")
+def _help(app, _arg: str) -> None:
+    app.emit(HelpReport(help_entries()))
+
+
+@command("/clear", "start a new, empty conversation")
+def _clear(app, _arg: str) -> None:
+    app.clear()
+
+
+@command("/retry", "send the conversation again (after an error or Ctrl-C)")
+def _retry(app, _arg: str) -> None:
+    app.retry()
+
+
+@command("/compact", "summarize the conversation now: /compact [focus]")
+def _compact(app, arg: str) -> None:
+    app.compact(arg)
+
+
+@command("/context", "how full the context is, by part")
+def _context(app, _arg: str) -> None:
+    agent = app.agent
+    agent.refresh_instructions()
+    parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
+    total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
+    window = agent.compactor.window
+    app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source))
+
+
+@command("/cost", "tokens and estimated cost of this session (and of the whole run)")
+def _cost(app, _arg: str) -> None:
+    ledger = app.ledger
+    run = ledger.run if ledger.run.calls != ledger.session.calls else None
+    app.emit(CostReport(app.settings.model_id, app.price, ledger.session, run))
+
+
+@command("/last", "the whole result of the latest tool call, in a pager")
+def _last(app, _arg: str) -> None:
+    app.emit(ShowToolResult(app.last_tool))
+
+
+@command("/memory", "what s08 keeps through every compaction: AGENTS.md, your messages, the work ledger")
+def _memory(app, _arg: str) -> None:
+    agent, keep = app.agent, app.continuity
+    agent.refresh_instructions()
+    app.emit(MemoryReport(agent.instructions, [e.text for e in keep.typed.entries], keep.user_budget,
+                          keep.ledger, keep.ledger.render(keep.ledger_budget), keep.ledger_budget))
+
+
+@command("/login", "check an API key and store it in your user-level settings file")
+def _login(app, _arg: str):
+    return app.login()
+
+
+@command("/logout", "remove the stored API key")
+def _logout(app, _arg: str) -> None:
+    app.logout()
+
+
+@command("/quit", "leave s08")
+def _quit(_app, _arg: str) -> None:
+    """Never reached through dispatch (which returns QUIT first); listed for /help and completion."""

@@ -1,0 +1,19 @@
+"""The texts that start what compaction writes into a history, defined once.
+
+    [compacted] The conversation so far was summarized …      COMPACTED_PREFIX  (summary.py)
+    Summary of the conversation so far:\n<the summary>         SUMMARY_PREFIX    (summary.py)
+    [snipped 12 messages → .transcripts/snipped_….jsonl]       SNIP_PREFIX       (snip.py)
+    [Previous: used bash]                                      PLACEHOLDER_PREFIX (micro.py)
+
+s08 never decides by these texts what the person typed (continuity.py records that); they are
+used to recognise compaction's own output (an already cleared result, a log written by an older
+s08 — session.py) and by tests. The `<persisted-output>` frame of an output moved to disk is
+storage.py's (PERSISTED_OPEN, SAVED_TO), since the bash tool writes it too.
+"""
+
+from __future__ import annotations
+
+COMPACTED_PREFIX = "[compacted]"
+SUMMARY_PREFIX = "Summary of the conversation so far:\n"
+SNIP_PREFIX = "[snipped "
+PLACEHOLDER_PREFIX = "[Previous: used "

@@ -1,0 +1,60 @@
+"""The slash commands (commands.py): what dispatch returns for each kind of line, and that every
+command speaks through events — the same events in the REPL, -p and piped input."""
+
+from __future__ import annotations
+
+from commands import COMMANDS, QUIT, UNKNOWN, UNUSABLE, dispatch
+from conftest import base_env
+from events import (ClearScreen, ContextReport, CostReport, HelpReport, MemoryReport, Notice, ShowToolResult,
+                    ToolFinished)
+from helpers import make_app
+from test_cli import run_main
+
+
+class Recorder:
+    """Just enough of an App for dispatch: events are kept, turns are recorded."""
+
+    def __init__(self):
+        self.events, self.turns = [], []
+
+    def emit(self, event) -> None:
+        self.events.append(event)
+
+    def turn(self, text):
+        self.turns.append(text)
+        return "turn"
+
+
+def test_dispatch_words():
+    app = Recorder()
+    assert dispatch(app, "/nope") == UNKNOWN and isinstance(app.events[-1], Notice)
+    for word in ("exit", "q", "QUIT", "/quit", "/exit"):
+        assert dispatch(app, word) == QUIT
+    assert dispatch(app, "//etc is a folder") == "turn" and app.turns == ["/etc is a folder"]
+    assert dispatch(app, "a/b") == "turn" and dispatch(app, "   ") is None
+
+
+def test_each_command_answers_with_its_event(tmp_path, workspace):
+    app, events = make_app(workspace, base_env(tmp_path, None), demo="on")
+    expected = {"/help": HelpReport, "/context": ContextReport, "/cost": CostReport, "/memory": MemoryReport,
+                "/last": ShowToolResult}
+    for name, kind in expected.items():
+        assert dispatch(app, name) is None and isinstance(events[-1], kind), name
+    assert events[-1].finished is None
+    finished = ToolFinished("t1", "bash", "all of it", False, 0.2)
+    app.emit(finished)
+    dispatch(app, "/last")
+    assert events[-1].finished is finished
+    dispatch(app, "/clear")
+    assert isinstance(events[-2], ClearScreen) and "history cleared" in events[-1].text and app.last_tool is None
+    dispatch(app, "/compact")
+    assert events[-1] == Notice("nothing to compact yet", "warning")
+    assert dispatch(app, "/login") == UNUSABLE             # nobody to ask for the key
+    assert set(expected) | {"/clear", "/compact", "/login", "/logout", "/retry", "/quit"} == set(COMMANDS)
+    app.close()
+
+
+def test_help_in_print_mode_goes_to_stderr_and_exits_0(tmp_path, workspace, monkeypatch, capsys):
+    code, out, err = run_main(["--demo", "-p", "/help"], base_env(tmp_path, None), workspace, monkeypatch, capsys)
+    assert code == 0 and out == ""
+    assert all(name in err for name in COMMANDS) and "exit, q" in err and "Keys" in err
