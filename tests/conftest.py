@@ -50,7 +50,7 @@ TEST_KEY = "test-key"
 SLOW_PROGRAMS = re.compile(r"python[0-9.]*|pip[0-9.]*|s08")     # argv[0] names that start s08's Python
 SLOW_SCRIPTS = {"agent.py", "launch.py"}                         # arguments that are s08 itself
 RESTORED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-CACHES = re.compile(r"(^|[ /])(__pycache__|\.pytest_cache|\.hypothesis|\.venv|venv)/")   # not leftovers
+CACHES = re.compile(r"(^|[ /])(__pycache__|\.pytest_cache|\.hypothesis|\.ruff_cache|\.mypy_cache|\.venv|venv)/")   # not leftovers
 
 
 # ---- lanes: the spawn guard, signal handlers, order, nothing left in the repository -----------------
@@ -137,7 +137,8 @@ def _repository_state() -> set[str] | None:
         return None
     if out.returncode != 0:
         return None
-    return {line for line in out.stdout.splitlines() if not CACHES.search(line)}
+    new_files = (line for line in out.stdout.splitlines() if line.startswith(("??", "!!")))   # not edits
+    return {line for line in new_files if not CACHES.search(line)}
 
 
 def pytest_sessionstart(session):

@@ -17,7 +17,6 @@ import string
 import tempfile
 from pathlib import Path
 
-import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from access import Access

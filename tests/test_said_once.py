@@ -9,8 +9,6 @@ import pytest
 import subprocess
 import sys
 
-import pytest
-
 from conftest import AGENT, base_env
 from events import Notice
 
