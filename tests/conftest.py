@@ -1,4 +1,5 @@
-"""Shared fixtures: a temp workspace, a strict stand-in API server, and ways to run the agent.
+"""Shared fixtures: a temp workspace, a strict stand-in API server, and ways to run the agent; and
+the test lanes.
 
 `app_for(...)` builds the real App in-process (real SDK, real HTTP to the
 stand-in); `spawn_agent(...)` runs `python agent.py` in a pseudo-terminal.
@@ -6,11 +7,34 @@ A test marked `@pytest.mark.scripted` gets the in-process ScriptedModel (llm/scr
 `standin` instead — the same scripts, brains, strictness and records, without HTTP, the SDK or
 threads — and `app_for` builds the App with PROVIDER=scripted. Both refuse what the real API would,
 and the test fails if either did.
+
+Lanes (markers in pytest.ini):
+  slow     the test starts a Python interpreter of s08: agent.py in a pty or a subprocess,
+           `python -m standin`, the installed `s08`, a venv or pip. `pytest -m "not slow"` is the
+           in-process lane.
+  install  builds and installs the package (also slow); addopts leaves it out: `pytest -m install`.
+  pty      drives the REPL in a pseudo-terminal (also slow).
+
+Here, for every test:
+  - a test NOT marked slow fails if it starts such a process. What counts is argv[0] (python*,
+    pip*, s08, sys.executable) or an argument naming agent.py, through subprocess.Popen,
+    os.system, os.posix_spawn(p) and pexpect.spawn. A shell command (the bash tool's
+    `bash -c ...`, git, sh) is cheap and allowed: the string after `-c` is not looked into;
+  - the SIGINT and SIGTERM handlers are put back afterwards (a leftover handler made unrelated tests
+    flaky);
+  - slow tests are scheduled first, then hypothesis tests, so no long test starts last on an idle
+    worker;
+  - the repository's `git status --porcelain` must be the same at the end of the run as at the start
+    (no test leaves files behind in the repository; tests write under tmp_path).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +47,116 @@ from standin import StandIn  # noqa: E402
 
 AGENT = str(ROOT / "agent.py")
 TEST_KEY = "test-key"
+SLOW_PROGRAMS = re.compile(r"python[0-9.]*|pip[0-9.]*|s08")     # argv[0] names that start s08's Python
+SLOW_SCRIPTS = {"agent.py", "launch.py"}                         # arguments that are s08 itself
+RESTORED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+CACHES = re.compile(r"(^|[ /])(__pycache__|\.pytest_cache|\.hypothesis|\.ruff_cache|\.mypy_cache|\.venv|venv)/")   # not leftovers
+
+
+# ---- lanes: the spawn guard, signal handlers, order, nothing left in the repository -----------------
+
+class SpawnRefused(RuntimeError):
+    """An unmarked test started a Python interpreter of s08."""
+
+
+def starts_s08_python(argv) -> bool:
+    """Whether this argv starts a Python interpreter (of s08): see the module docstring."""
+    if isinstance(argv, (str, bytes, os.PathLike)):
+        text = os.fsdecode(argv)
+        try:
+            argv = shlex.split(text)
+        except ValueError:
+            argv = text.split()
+    argv = [os.fsdecode(a) for a in argv]
+    if not argv:
+        return False
+    program = argv[0]
+    return (program == sys.executable or bool(SLOW_PROGRAMS.fullmatch(os.path.basename(program)))
+            or any(os.path.basename(a) in SLOW_SCRIPTS for a in argv[1:]))
+
+
+def _refuse(argv, refused: list) -> None:
+    if starts_s08_python(argv):
+        message = (f"this test starts a Python interpreter ({argv!r}) but is not marked slow: add "
+                   f"@pytest.mark.slow (or pytestmark = pytest.mark.slow in the file) - see tests/conftest.py")
+        refused.append(message)
+        raise SpawnRefused(message)
+
+
+def guard_spawns(monkeypatch, refused: list) -> None:
+    """Make every way of starting s08's Python raise SpawnRefused (and note it in `refused`)."""
+    import pexpect
+
+    def wrap(owner, name, argv_of):
+        original = getattr(owner, name)
+
+        def guarded(*args, **kwargs):
+            _refuse(argv_of(*args, **kwargs), refused)
+            return original(*args, **kwargs)
+        monkeypatch.setattr(owner, name, guarded)
+
+    wrap(subprocess.Popen, "_execute_child", lambda self, args, *a, **k: args)
+    wrap(os, "system", lambda command: command)
+    wrap(os, "posix_spawn", lambda path, argv, *a, **k: argv)
+    wrap(os, "posix_spawnp", lambda path, argv, *a, **k: argv)
+    wrap(pexpect.spawn, "_spawn", lambda self, command, args=(), *a, **k: [command, *args] if args else command)
+
+
+@pytest.fixture(autouse=True)
+def lane_guard(request, monkeypatch):
+    """Unmarked tests may not start s08's Python; every test gets its signal handlers put back. Yields
+    the refusals so far (tests/test_lanes.py clears the ones it causes on purpose)."""
+    handlers = {sig: signal.getsignal(sig) for sig in RESTORED_SIGNALS}
+    refused: list[str] = []
+    if request.node.get_closest_marker("slow") is None:
+        guard_spawns(monkeypatch, refused)
+    yield refused
+    for sig, handler in handlers.items():
+        if handler is not None and signal.getsignal(sig) is not handler:      # None: set outside Python
+            signal.signal(sig, handler)
+    if refused:
+        pytest.fail(refused[0], pytrace=False)
+
+
+@pytest.hookimpl(trylast=True)                 # after any plugin that shuffles: the order within each group is kept
+def pytest_collection_modifyitems(items):
+    """The long tests first: slow ones, then hypothesis ones (a stable sort: the rest keep their order)."""
+    def later(item) -> tuple[bool, bool]:
+        hypothesis = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
+        return item.get_closest_marker("slow") is None, not hypothesis
+    items.sort(key=later)
+
+
+def _repository_state() -> set[str] | None:
+    """`git status` of the repository, ignored files included (.sessions/, .task_outputs/ are ignored),
+    but not the caches Python and the test tools keep."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    new_files = (line for line in out.stdout.splitlines() if line.startswith(("??", "!!")))   # not edits
+    return {line for line in new_files if not CACHES.search(line)}
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):          # the controller only, not each xdist worker
+        session.config._s08_repository_before = _repository_state()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    before = getattr(session.config, "_s08_repository_before", None)
+    after = _repository_state() if before is not None else None
+    if after is None or not after - before:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.ensure_newline()
+        reporter.write_line("\ntests left files behind in the repository: " + ", ".join(sorted(after - before)),
+                            red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture

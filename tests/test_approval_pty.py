@@ -14,7 +14,7 @@ import pytest
 from helpers import answer_question, user_texts
 from screen import Screen
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "
 KEY_GAP = 0.12
 MESSAGE = "please look at the parser next, say yes"

@@ -69,6 +69,7 @@ print(dangerous_reason("a" * (n - 20) + "; rm -rf /"))
 """
 
 
+@pytest.mark.slow
 def test_the_guard_is_linear_on_the_largest_commands_it_accepts():
     # the old function-definition pattern took 81 s on 40 KB; here ten 128 KB shapes must finish, with
     # a limit 100 times what they need on an idle machine

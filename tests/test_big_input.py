@@ -67,6 +67,7 @@ def test_inputs_that_fit_are_sent_as_they_are(tmp_path, workspace, small_window)
     assert plain(small_window.requests[0]["messages"])[-1]["content"] == [{"type": "text", "text": text}]
 
 
+@pytest.mark.slow
 def test_a_huge_piped_line_does_not_jam_the_lines_after_it(tmp_path, workspace, small_window):
     small_window.queue({"text": "first answer"}, {"text": "second answer"})
     env = {**base_env(tmp_path), "ANTHROPIC_BASE_URL": small_window.url, "ANTHROPIC_API_KEY": "k",

@@ -5,7 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import AGENT, base_env
+
+pytestmark = pytest.mark.slow      # runs agent.py (whole file until the tests mirror the modules)
 
 
 def run(args, env, cwd, stdin=None, timeout=30):

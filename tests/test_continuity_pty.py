@@ -14,7 +14,7 @@ import pytest
 from conftest import base_env, spawn_agent
 from helpers import Model, is_summary_request
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "
 INSTRUCTIONS = ["never touch legacy/", "keep tabs in the Makefile", "所有新注释都用中文写", "run pytest -q before you finish",
                 "no new dependencies", "keep functions under 60 lines", "use pathlib, not os.path",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,8 +23,13 @@ from standin import InvalidRequest, validate_request
 from standin.cache import PromptCache
 from test_compaction_properties import histories
 
-WORKSPACE = Path(tempfile.mkdtemp(prefix="s08-index-"))
 _SAVED = re.compile(r"\.task_outputs/tool-results/[^\s\"]+")
+
+
+@pytest.fixture(scope="module")
+def index_workspace(tmp_path_factory) -> Path:
+    """One folder for the outputs the index test persists (module-scoped: hypothesis reruns the test)."""
+    return tmp_path_factory.mktemp("s08-index")
 
 
 def same(a, b) -> bool:
@@ -37,15 +41,17 @@ def same(a, b) -> bool:
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(histories(), st.integers(0, 4), st.sampled_from([0, 500, 5_000]), st.booleans(), st.data())
-def test_the_index_decides_exactly_what_the_uncached_layers_decide(history, keep_recent, clear_at_least, logged, data):
+def test_the_index_decides_exactly_what_the_uncached_layers_decide(index_workspace, history, keep_recent,
+                                                                    clear_at_least, logged, data):
+    folder = index_workspace
     s = Settings(snip_max_messages=10 ** 6, persist_threshold=8_000, round_budget=20_000, keep_recent=keep_recent,
                  micro_clear_at_least=clear_at_least, context_limit=10 ** 6)
-    compactor = Compactor(s, WORKSPACE, lambda r: ("", None))
+    compactor = Compactor(s, folder, lambda r: ("", None))
     messages = SessionHistory() if logged else []
 
     def check():
         before = copy.deepcopy(list(messages))
-        expected = micro_compact(tool_result_budget(list(messages), 8_000, 20_000, workspace=WORKSPACE),
+        expected = micro_compact(tool_result_budget(list(messages), 8_000, 20_000, workspace=folder),
                                  keep_recent, s.preserved_tools, clear_at_least=clear_at_least)
         out = compactor.cheap_layers(messages)
         assert same(out, expected) and list(messages) == before

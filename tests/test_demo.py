@@ -29,6 +29,7 @@ def demo_app(tmp_path, workspace):
     app.close()
 
 
+@pytest.mark.slow
 def test_print_mode_without_a_key_uses_the_demo_and_says_so(tmp_path, workspace):
     (workspace / "hello.txt").write_text("hi\n")
     proc = run(["-p", "run ls"], base_env(tmp_path, None), workspace)
@@ -39,6 +40,7 @@ def test_print_mode_without_a_key_uses_the_demo_and_says_so(tmp_path, workspace)
     assert "/login" in proc.stderr and "● bash ls" in proc.stderr
 
 
+@pytest.mark.slow
 def test_piped_input_without_a_key_labels_every_answer(tmp_path, workspace):
     proc = run([], base_env(tmp_path, None), workspace, stdin="hello\nwrite notes.txt: one\\ntwo\n")
     assert proc.returncode == 0, proc.stderr
@@ -48,6 +50,7 @@ def test_piped_input_without_a_key_labels_every_answer(tmp_path, workspace):
     assert proc.stderr.count("offline demo model answers") == 1
 
 
+@pytest.mark.slow
 def test_demo_flag_wins_over_a_key(tmp_path, workspace, standin):
     proc = run(["--demo", "-p", "hello"], base_env(tmp_path, standin), workspace)
     assert proc.returncode == 0 and proc.stdout.startswith("[demo] You said: hello")

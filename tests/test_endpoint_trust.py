@@ -252,6 +252,7 @@ def run(tmp_path, workspace, *args, stdin=None, **settings):
                           input=stdin, capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_print_mode_refuses_with_one_line_and_a_failing_status(tmp_path, workspace, other):
     write(workspace / ".env", anthropic_base_url=other.url)
     done = run(tmp_path, workspace, "-p", "hello", anthropic_api_key=TEST_KEY)
@@ -264,6 +265,7 @@ def test_print_mode_refuses_with_one_line_and_a_failing_status(tmp_path, workspa
     assert len(piped.stderr.splitlines()) == 2 and "see above" in piped.stderr
 
 
+@pytest.mark.slow
 def test_print_mode_uses_an_endpoint_agreed_to_earlier_or_named_on_the_command_line(tmp_path, workspace, standin):
     write(workspace / ".env", anthropic_base_url=standin.url)
     standin.queue({"text": "named"}, {"text": "agreed"})

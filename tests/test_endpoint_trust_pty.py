@@ -11,7 +11,7 @@ from config import user_settings_file
 from conftest import TEST_KEY, base_env, spawn_agent
 from standin import StandIn
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "
 QUESTION = "Use this endpoint?"
 

@@ -170,6 +170,7 @@ def test_credential_values_reads_each_file_literally_and_skips_short_values(tmp_
     assert set(values) == {"quoted-key-123", "spaced-key-456"}
 
 
+@pytest.mark.slow
 def test_an_exported_key_handed_over_by_the_key_guard_is_hidden_under_demo(tmp_path, workspace):
     """A real start: the key guard takes the exported key out of the environment before anything runs;
     the set still holds it (keyguard.process_environ)."""

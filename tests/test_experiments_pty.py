@@ -12,7 +12,7 @@ import pytest
 from helpers import Model
 from standin import Brain, count_request_tokens, validate_request
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "
 
 

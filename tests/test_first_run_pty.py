@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT, TEST_KEY, base_env, spawn_agent
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "
 FIRST_RUN = "key (hidden, Enter skips):"
 

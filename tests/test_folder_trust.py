@@ -63,6 +63,7 @@ def test_a_folder_endpoint_with_its_own_key_is_asked_about_and_no_sends_it_nothi
     app.close()
 
 
+@pytest.mark.slow
 def test_print_mode_sends_nothing_to_a_folder_endpoint_with_its_own_key(tmp_path, workspace, other):
     (workspace / ".env").write_text(f"ANTHROPIC_BASE_URL={other.url}\nANTHROPIC_API_KEY=its-own-key-123\n")
     done = run(tmp_path, workspace, "-p", "hello", env=base_env(tmp_path, None))
@@ -73,6 +74,7 @@ def test_print_mode_sends_nothing_to_a_folder_endpoint_with_its_own_key(tmp_path
 
 # ---- relaxations: not used until agreed ----------------------------------------------------
 @pytest.mark.parametrize("setting", ["APPROVAL_MODE=yolo", "ALLOW_COMMANDS=touch,sh,python3"])
+@pytest.mark.slow
 def test_print_mode_ignores_relaxations_from_a_folder_env_and_says_how_to_allow_them(tmp_path, workspace, standin,
                                                                                    setting):
     (workspace / ".env").write_text(setting + "\nS08_HISTORY_FILE=/tmp/elsewhere\n")
@@ -86,6 +88,7 @@ def test_print_mode_ignores_relaxations_from_a_folder_env_and_says_how_to_allow_
         assert way in line
 
 
+@pytest.mark.slow
 def test_piped_input_says_it_once(tmp_path, workspace, standin):
     (workspace / ".env").write_text("APPROVAL_MODE=yolo\n")
     standin.queue(TOUCH, {"text": "one"}, {"text": "two"})

@@ -1,5 +1,5 @@
 """`pip install .` into a fresh venv gives an `s08` command that works in any folder (slow: it builds
-a wheel; `python -m pytest -m slow` runs it, and so does .ci/run).
+a wheel; `python -m pytest -m install` runs it, and so does .ci/run).
 
 The venv is fresh; only its dependencies are borrowed from the environment running the test (a .pth
 file), so nothing but the build backend (setuptools, wheel) is fetched from the package index."""
@@ -17,7 +17,7 @@ from conftest import base_env
 from test_first_run_pty import copy_of_the_repository
 from version import __version__
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.install, pytest.mark.slow]
 
 
 def test_pip_install_gives_an_s08_command_that_runs_in_the_current_folder(tmp_path):

@@ -32,6 +32,7 @@ def keyed_standin():
     assert not server.rejections
 
 
+@pytest.mark.slow
 def test_commands_cannot_read_the_key_from_the_agents_process(tmp_path, workspace, keyed_standin):
     keyed_standin.queue({"tool_calls": [{"name": "bash", "input": {"command": WALK_PARENTS}}]}, {"text": "looked"})
     env = {**base_env(tmp_path), "ANTHROPIC_BASE_URL": keyed_standin.url, "ANTHROPIC_API_KEY": KEY}

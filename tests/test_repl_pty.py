@@ -10,7 +10,7 @@ import pytest
 
 from helpers import user_texts
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "
 
 

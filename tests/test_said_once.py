@@ -34,6 +34,7 @@ def test_a_reload_says_only_new_warnings(tmp_path, workspace, standin):
     app.close()
 
 
+@pytest.mark.slow
 def test_print_mode_login_fails_with_2_and_piped_input_with_1(tmp_path, workspace):
     done = subprocess.run([sys.executable, AGENT, "-p", "/login"], env=base_env(tmp_path), cwd=workspace,
                           capture_output=True, text=True, timeout=60)

@@ -23,7 +23,7 @@ from attacks import injected, raw_injections
 from conftest import AGENT, base_env, spawn_agent
 from helpers import answer_question
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "
 FEW = settings(deadline=None, suppress_health_check=list(HealthCheck),
                phases=(Phase.explicit, Phase.reuse, Phase.generate))     # a failure is shown as found: shrinking

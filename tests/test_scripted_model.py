@@ -162,6 +162,7 @@ def test_one_setting_picks_the_provider(workspace, tmp_path):
     assert result.settings.provider == "anthropic" and any("PROVIDER" in w for w in result.warnings)
 
 
+@pytest.mark.slow
 def test_importing_the_seam_does_not_import_the_sdk():
     code = "import sys, llm, loop; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -105,6 +105,7 @@ def test_a_declined_change_is_asked_again_when_it_changes_again(tmp_path, worksp
     assert app.turn("3").text == "c" and len(asked) == 2
 
 
+@pytest.mark.slow
 def test_piped_input_ignores_the_change_and_says_so_on_stderr(tmp_path, workspace, standin, other):
     settings_file(workspace, standin.url, agreed=True)
     standin.queue({"text": "first answer"}, {"text": "second answer"})
@@ -123,6 +124,7 @@ def test_piped_input_ignores_the_change_and_says_so_on_stderr(tmp_path, workspac
 
 
 @pytest.mark.pty
+@pytest.mark.slow
 def test_the_repl_asks_before_using_a_changed_endpoint(tmp_path, workspace, standin, other):
     settings_file(workspace, standin.url, agreed=True)
     standin.queue({"text": "ANSWER-ONE"}, {"text": "ANSWER-TWO"})

@@ -22,6 +22,7 @@ from session import (SessionBusy, SessionHistory, SessionLog, list_sessions, loa
                      replay)
 
 PROMPT = "s08 >> "
+pytestmark = pytest.mark.slow      # the kill tests run agent.py (whole file until the tests mirror the modules)
 
 
 # ---- the log itself ---------------------------------------------------------------------------

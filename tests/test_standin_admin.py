@@ -71,6 +71,7 @@ def test_an_open_stand_in_still_takes_admin_requests_and_admin_false_none():
 
 
 @pytest.mark.parametrize("flag, expected", [((), 200), (("--no-admin",), 404)])
+@pytest.mark.slow
 def test_python_m_standin_admin_flag(flag, expected):
     import socket
     import subprocess

@@ -17,7 +17,7 @@ from history import INTERRUPTED_MARK, NOT_STARTED_RESULT, SESSION_STOPPED_MARK
 from screen import Screen
 from session import list_sessions, load_session
 
-pytestmark = pytest.mark.pty
+pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "
 TIME = re.compile(r"^\s*(· )?\d+(\.\d)?s\s*$")
 
