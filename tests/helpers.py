@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+from ui.approve import GRACE, QUIET
+
 _ids = itertools.count(1)
 
 
@@ -82,7 +84,7 @@ def plain(messages: list[dict]) -> list[dict]:
     return out
 
 
-ANSWER_PAUSE = 1.0     # seconds: a person reads the approval question before pressing a key (ui/approve.py)
+ANSWER_PAUSE = max(GRACE, QUIET) + 0.1   # a person reads the approval question, then presses a key (ui/approve.py)
 
 
 def answer_question(child, key: str) -> None:

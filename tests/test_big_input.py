@@ -4,12 +4,10 @@ path, so it never jams the turns after it (against a stand-in with a small windo
 from __future__ import annotations
 
 import stat
-import subprocess
-import sys
 
 import pytest
 
-from conftest import AGENT, base_env
+from conftest import base_env, run_agent
 from helpers import plain
 from events import Notice
 from standin import StandIn
@@ -73,7 +71,7 @@ def test_a_huge_piped_line_does_not_jam_the_lines_after_it(tmp_path, workspace, 
     env = {**base_env(tmp_path), "ANTHROPIC_BASE_URL": small_window.url, "ANTHROPIC_API_KEY": "k",
            "CONTEXT_WINDOW": str(WINDOW), "CONTEXT_LIMIT": "10000"}
     lines = "z " * 50_000 + "\nsecond question\n"
-    proc = subprocess.run([sys.executable, AGENT], input=lines, env=env, cwd=workspace, text=True,
+    proc = run_agent(input=lines, env=env, cwd=workspace, text=True,
                           capture_output=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["first answer", "second answer"]

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
-from conftest import AGENT, base_env
+from conftest import base_env, popen_agent, run_agent
 
 pytestmark = pytest.mark.slow      # runs agent.py (whole file until the tests mirror the modules)
 
 
 def run(args, env, cwd, stdin=None, timeout=30):
-    return subprocess.run([sys.executable, AGENT, *args], env=env, cwd=cwd, input=stdin, text=True,
+    return run_agent(*args, env=env, cwd=cwd, input=stdin, text=True,
                           capture_output=True, timeout=timeout)
 
 
@@ -72,7 +71,7 @@ def test_empty_prompt_is_refused_locally(tmp_path, workspace, standin):
 def test_piped_slash_lines_and_bad_bytes(tmp_path, workspace, standin):
     standin.queue({"text": "got the path"}, {"text": "got the bytes"}, {"text": "still fine"})
     stdin = "/frobnicate\n//etc/hosts looks wrong\nrun echo caf\udcff\nand again\n"
-    proc = subprocess.run([sys.executable, AGENT], env=base_env(tmp_path, standin), cwd=workspace,
+    proc = run_agent(env=base_env(tmp_path, standin), cwd=workspace,
                           input=stdin.encode("utf-8", "surrogateescape"), capture_output=True, timeout=30)
     assert proc.returncode == 1, proc.stderr          # the unknown command fails the script, the rest still runs
     assert b"unknown command /frobnicate" in proc.stderr
@@ -86,7 +85,7 @@ def test_ctrl_c_stops_a_piped_script(tmp_path, workspace, standin):
     import signal
     import time
     standin.queue({"text": "slow " * 400, "delay": 0.05, "chunk": 5}, {"text": "SECOND LINE RAN"})
-    proc = subprocess.Popen([sys.executable, AGENT], env=base_env(tmp_path, standin), cwd=workspace,
+    proc = popen_agent(env=base_env(tmp_path, standin), cwd=workspace,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdin.write("first line\nsecond line\n")
     proc.stdin.close()
@@ -103,7 +102,7 @@ def test_sigterm_kills_the_running_command(tmp_path, workspace, standin):
     import signal
     import time
     standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "echo $$ > pid.txt; sleep 60"}}]})
-    proc = subprocess.Popen([sys.executable, AGENT, "-p", "go"], env=base_env(tmp_path, standin), cwd=workspace,
+    proc = popen_agent("-p", "go", env=base_env(tmp_path, standin), cwd=workspace,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 10
     while not (workspace / "pid.txt").exists() and time.monotonic() < deadline:

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 
 import anthropic
 import pytest
 
-from conftest import AGENT, TEST_KEY, base_env
+from conftest import TEST_KEY, base_env, run_agent
 from standin import Brain, StandIn
 
 
 def run(args, env, cwd, stdin=None):
-    return subprocess.run([sys.executable, AGENT, *args], env=env, cwd=cwd, input=stdin, text=True,
+    return run_agent(*args, env=env, cwd=cwd, input=stdin, text=True,
                           capture_output=True, timeout=60)
 
 

@@ -8,14 +8,12 @@ is sent."""
 from __future__ import annotations
 
 import stat
-import subprocess
-import sys
 
 import pytest
 
 from access import Access
 from config import DEFAULT_BASE_URL, user_settings_file
-from conftest import AGENT, TEST_KEY, base_env
+from conftest import TEST_KEY, base_env, run_agent
 from credentials import consent_file, endpoint_agreed, remember_endpoint, stored_key
 from events import Notice
 from standin import StandIn
@@ -248,7 +246,7 @@ def test_a_key_agreed_to_mid_session_still_needs_the_endpoint_agreed(tmp_path, w
 
 # ---- -p and piped input ----------------------------------------------------------------
 def run(tmp_path, workspace, *args, stdin=None, **settings):
-    return subprocess.run([sys.executable, AGENT, *args], env=base_env(tmp_path, None, **settings), cwd=workspace,
+    return run_agent(*args, env=base_env(tmp_path, None, **settings), cwd=workspace,
                           input=stdin, capture_output=True, text=True, timeout=60)
 
 

@@ -63,6 +63,7 @@ def clean_env(home: Path, **extra) -> dict:
     return env
 
 
+@pytest.mark.install          # a new venv and pip install, as the README's first command does
 def test_readme_first_command_runs_experiment_1_on_the_demo_model(tmp_path):
     command = readme_command("## Quick start")
     assert command.endswith(".venv/bin/python agent.py") and "pip install" in command

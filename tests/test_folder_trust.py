@@ -7,13 +7,11 @@ And an endpoint change the person accepts mid-session is asked about once, not t
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
 from config import user_settings_file
-from conftest import AGENT, TEST_KEY, base_env
+from conftest import TEST_KEY, base_env, run_agent
 from credentials import agreed_values, consent_file, endpoint_agreed, remember_endpoint
 from events import Notice
 from standin import StandIn
@@ -40,7 +38,7 @@ def notices(events, kind=None):
 
 
 def run(tmp_path, workspace, *args, env=None, stdin=None):
-    return subprocess.run([sys.executable, AGENT, *args], env=env, cwd=workspace, input=stdin,
+    return run_agent(*args, env=env, cwd=workspace, input=stdin,
                           capture_output=True, text=True, timeout=60)
 
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-import subprocess
-import sys
 
-from conftest import AGENT, base_env
+from conftest import base_env, run_agent
 from events import Notice
 
 
@@ -36,9 +34,9 @@ def test_a_reload_says_only_new_warnings(tmp_path, workspace, standin):
 
 @pytest.mark.slow
 def test_print_mode_login_fails_with_2_and_piped_input_with_1(tmp_path, workspace):
-    done = subprocess.run([sys.executable, AGENT, "-p", "/login"], env=base_env(tmp_path), cwd=workspace,
+    done = run_agent("-p", "/login", env=base_env(tmp_path), cwd=workspace,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "run it in the interactive REPL" in done.stderr
-    piped = subprocess.run([sys.executable, AGENT], env=base_env(tmp_path), cwd=workspace, input="/login\nhello\n",
+    piped = run_agent(env=base_env(tmp_path), cwd=workspace, input="/login\nhello\n",
                            capture_output=True, text=True, timeout=60)
     assert piped.returncode == 1 and piped.stdout.startswith("[demo] You said: hello")

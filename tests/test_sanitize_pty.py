@@ -12,15 +12,13 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import subprocess
-import sys
 
 import pexpect
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from attacks import injected, raw_injections
-from conftest import AGENT, base_env, spawn_agent
+from conftest import base_env, run_agent, spawn_agent
 from helpers import answer_question
 
 pytestmark = [pytest.mark.pty, pytest.mark.slow]
@@ -119,10 +117,10 @@ def test_stderr_of_print_and_piped_runs(tmp_path, workspace, standin):
     def check(runs):
         env = base_env(tmp_path, standin, approval_mode="default")
         standin.queue(*script(runs[0]))
-        once = subprocess.run([sys.executable, AGENT, "-p", "go"], env=env, cwd=workspace, capture_output=True,
+        once = run_agent("-p", "go", env=env, cwd=workspace, capture_output=True,
                               text=True, timeout=60)
         standin.queue(*script(runs[1]), *script(runs[2]))
-        piped = subprocess.run([sys.executable, AGENT], env=env, cwd=workspace, input="go\nagain\n",
+        piped = run_agent(env=env, cwd=workspace, input="go\nagain\n",
                                capture_output=True, text=True, timeout=60)
         for proc in (once, piped):
             assert proc.returncode == 1

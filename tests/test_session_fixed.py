@@ -5,13 +5,12 @@ for them until the person agrees. The REPL asks; -p and piped input ignore the c
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pexpect
 import pytest
 
 from config import user_settings_file
-from conftest import AGENT, TEST_KEY, base_env, spawn_agent
+from conftest import TEST_KEY, base_env, popen_agent, spawn_agent
 from credentials import remember_endpoint
 from events import Notice
 from standin import StandIn
@@ -109,7 +108,7 @@ def test_a_declined_change_is_asked_again_when_it_changes_again(tmp_path, worksp
 def test_piped_input_ignores_the_change_and_says_so_on_stderr(tmp_path, workspace, standin, other):
     settings_file(workspace, standin.url, agreed=True)
     standin.queue({"text": "first answer"}, {"text": "second answer"})
-    proc = subprocess.Popen([sys.executable, AGENT], env=base_env(tmp_path, None), cwd=workspace,
+    proc = popen_agent(env=base_env(tmp_path, None), cwd=workspace,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdin.write("first question\n")
     proc.stdin.flush()

@@ -6,6 +6,7 @@ Like the approval question, a question here is answered only by what is typed af
 from __future__ import annotations
 
 import termios
+import time
 
 from prompt_toolkit import prompt as read_line
 from prompt_toolkit.key_binding import KeyBindings
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from events import Question
+from .approve import GRACE
 from .sanitize import safe
 
 TRY = ("read every Python file one by one · run ls · read README.md · write notes.txt: hello · "
@@ -50,11 +52,12 @@ def make_ask(console: Console, renderer, fd: int = 0):
 
     def ask(question: Question) -> str | None:
         with renderer.interactive():          # nothing live on screen; the keys go to this question
+            console.print(Text(safe(question.text), style="yellow"))
+            time.sleep(GRACE)                 # keys typed before it or as it appears (ui/approve.py) …
             try:
-                termios.tcflush(fd, termios.TCIFLUSH)       # typed before the question: not an answer
+                termios.tcflush(fd, termios.TCIFLUSH)       # … are not an answer
             except (termios.error, OSError):
                 pass
-            console.print(Text(safe(question.text), style="yellow"))
             try:
                 return read_line(question.prompt, is_password=question.secret, key_bindings=keys)
             except (KeyboardInterrupt, EOFError):
