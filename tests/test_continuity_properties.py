@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compaction import Compactor, Continuity, micro_compact, snip_compact, tool_result_budget
-from compaction.markers import COMPACTED_PREFIX
+from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX
 from compaction.tokens import estimate_text
 from compaction.user_messages import CARRY_LABEL, NOTE_TOKENS
 from config import Settings
@@ -130,7 +130,8 @@ def visible_everywhere(session: Session) -> None:
             assert path in text, f"{path} is not in the history"
     for m in session.made:                               # what rides along stays within its budgets
         content = m["content"] if isinstance(m["content"], list) else []
-        labels = [j for j, b in enumerate(content) if b.get("text") == CARRY_LABEL and j > 0]
+        made_by_s08 = bool(content) and str(content[0].get("text", "")).startswith((COMPACTED_PREFIX, SNIP_PREFIX))
+        labels = [j for j, b in enumerate(content) if b.get("text") == CARRY_LABEL and j > 0 and made_by_s08]
         if labels:
             carried = [b["text"] for b in content[labels[0] + 1:] if b.get("type") == "text"]
             assert sum(estimate_text(t) for t in carried) <= budget + 80
