@@ -39,7 +39,7 @@ def estimate_text(text: str) -> int:
     lines = text.count("\n") * TOKENS_PER_NEWLINE
     if text.isascii():
         return math.ceil(len(text) / ASCII_CHARS_PER_TOKEN + lines)
-    ascii_count = sum(1 for ch in text if ch < "\x80")
+    ascii_count = len(text.encode("ascii", "ignore"))       # in C: the estimate runs on every message
     cjk = len(_CJK.findall(text))
     other = len(text) - ascii_count - cjk
     return math.ceil(ascii_count / ASCII_CHARS_PER_TOKEN + cjk * CJK_TOKENS_PER_CHAR + other * OTHER_TOKENS_PER_CHAR
