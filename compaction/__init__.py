@@ -22,7 +22,7 @@ The identity contract — every layer, the functions and Compactor.prepare keep 
 The HistoryIndex (index.py) and so the ContextMeter's anchor rely on it: their facts about a
 message are kept while the same object stays in place. The session log relies on it: `replace`
 diffs the old history against the new and writes only what changed (session.py), and the prompt
-cache is hit only while the prefix stays byte-identical. tests/test_compaction_identity.py
+cache is hit only while the prefix stays byte-identical. tests/compaction/test_compaction_identity.py
 checks it with hypothesis for every layer and for the pipeline.
 """
 

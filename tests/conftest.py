@@ -2,7 +2,9 @@
 the test lanes.
 
 `app_for(...)` builds the real App in-process (real SDK, real HTTP to the
-stand-in); `spawn_agent(...)` runs `python agent.py` in a pseudo-terminal.
+stand-in); `spawn_agent(...)` runs `python agent.py` in a pseudo-terminal and `run_agent` /
+`popen_agent` on pipes — as a fork of this worker with the imports done (forked_agent.py), or a new
+interpreter with `fresh=True`.
 A test marked `@pytest.mark.scripted` gets the in-process ScriptedModel (llm/scripted.py) as its
 `standin` instead — the same scripts, brains, strictness and records, without HTTP, the SDK or
 threads — and `app_for` builds the App with PROVIDER=scripted. Both refuse what the real API would,
