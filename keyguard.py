@@ -45,27 +45,43 @@ def keep_key_from_children() -> None:
     _make_undumpable()
 
 
-def _reexec_without_secrets() -> None:
-    secrets = {name: os.environ[name] for name in SECRET_SETTINGS if os.environ.get(name)}
+def handover_environ(environ) -> tuple[dict[str, str], int] | None:
+    """`environ` without the secrets, with HANDOVER_VAR naming an inheritable pipe that holds them, and
+    that pipe's read end; None when there is no secret or too much to hand over."""
+    secrets = {name: environ[name] for name in SECRET_SETTINGS if environ.get(name)}
     data = json.dumps(secrets).encode("utf-8", "surrogateescape")
-    if len(data) > MAX_HANDOVER_BYTES or not sys.executable:
-        return
-    env = {k: v for k, v in os.environ.items() if k not in SECRET_SETTINGS}
+    if not secrets or len(data) > MAX_HANDOVER_BYTES:
+        return None
     read_end, write_end = os.pipe()
     try:
         os.write(write_end, data)
-        os.close(write_end)
         os.set_inheritable(read_end, True)
-        env[HANDOVER_VAR] = str(read_end)
+    except OSError:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    env = {k: v for k, v in environ.items() if k not in SECRET_SETTINGS}
+    env[HANDOVER_VAR] = str(read_end)
+    return env, read_end
+
+
+def _reexec_without_secrets() -> None:
+    if not sys.executable:
+        return
+    try:
+        handed = handover_environ(os.environ)
+    except OSError:
+        return
+    if handed is None:
+        return
+    env, read_end = handed
+    try:
         sys.stdout.flush()
         sys.stderr.flush()
         os.execve(sys.executable, list(sys.orig_argv), env)
     except OSError:
-        for fd in (read_end, write_end):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        os.close(read_end)
 
 
 def _receive(value: str) -> None:

@@ -24,7 +24,7 @@ from config import PREVIEW_CHARS
 from events import Compaction, Emit, ignore
 from storage import PERSISTED_OPEN, TASK_OUTPUTS_DIR, persisted_block, relative, write_new_text
 from .boundaries import replace_blocks, result_text, tool_names
-from .layer import CompactionKind, LayerContext
+from .layer import CompactionKind, LayerContext, SettingsLayer
 
 PREVIEW_OVERHEAD = 600          # chars of the <persisted-output> frame around the preview
 
@@ -46,17 +46,12 @@ class BudgetSettings:
 DEFAULTS = BudgetSettings()
 
 
-class ToolResultBudget:
+class ToolResultBudget(SettingsLayer):
     """The layer: thresholds scaled down under a small window; the files it wrote go into the work
     ledger; only what changed since its last look is looked at (the index's "budget" mark)."""
+    settings_class = BudgetSettings
     name: ClassVar[CompactionKind] = CompactionKind.TOOL_RESULT_BUDGET
 
-    def __init__(self, settings: BudgetSettings = DEFAULTS):
-        self.settings = settings
-
-    @classmethod
-    def from_settings(cls, settings) -> "ToolResultBudget":
-        return cls(BudgetSettings.from_settings(settings))
 
     def __call__(self, messages: list[dict], context: LayerContext) -> list[dict]:
         s, w, index = self.settings, context.window, context.index

@@ -1,9 +1,9 @@
 """The layer interface: what one cheap compaction layer is, and what it is given.
 
-    class MicroCompact:                                  one module per layer (micro.py, …)
+    class MicroCompact(SettingsLayer):                   one module per layer (micro.py, …)
         name = CompactionKind.MICRO_COMPACT              what its events say
-        def __init__(self, settings: MicroSettings)      its own settings, defaults = config.py's
-        @classmethod from_settings(settings)             built from the one Settings table
+        settings_class = MicroSettings                   its own settings, defaults = config.py's;
+                                                         SettingsLayer gives __init__ and from_settings
         def __call__(self, messages, context) -> list    the identity contract (see __init__.py)
 
     pipeline.LAYERS = (ToolResultBudget, SnipCompact, MicroCompact)     the order they run in
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from events import Emit, ignore
 
@@ -76,3 +76,16 @@ class Layer(Protocol):
     def from_settings(cls, settings) -> Layer: ...
 
     def __call__(self, messages: list[dict], context: LayerContext) -> list[dict]: ...
+
+
+class SettingsLayer:
+    """What every layer with a settings dataclass shares: built from those settings (their defaults
+    when none are given) or from the one Settings table (`settings_class.from_settings`)."""
+    settings_class: ClassVar[Any]
+
+    def __init__(self, settings=None):
+        self.settings = self.settings_class() if settings is None else settings
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls(cls.settings_class.from_settings(settings))

@@ -28,7 +28,7 @@ from typing import ClassVar
 from events import Compaction, Emit, ignore
 from storage import SAVED_TO
 from .boundaries import replace_blocks, result_text, tool_names, unseen_start
-from .layer import CompactionKind, LayerContext
+from .layer import CompactionKind, LayerContext, SettingsLayer
 from .markers import PLACEHOLDER_PREFIX
 from .tokens import estimate_text
 
@@ -51,17 +51,12 @@ class MicroSettings:
 DEFAULTS = MicroSettings()
 
 
-class MicroCompact:
+class MicroCompact(SettingsLayer):
     """The layer: asks the index first (O(the newest few results)), and walks the history only when
     a batch is due; on a cold turn clears whatever the batch size."""
+    settings_class = MicroSettings
     name: ClassVar[CompactionKind] = CompactionKind.MICRO_COMPACT
 
-    def __init__(self, settings: MicroSettings = DEFAULTS):
-        self.settings = settings
-
-    @classmethod
-    def from_settings(cls, settings) -> "MicroCompact":
-        return cls(MicroSettings.from_settings(settings))
 
     def __call__(self, messages: list[dict], context: LayerContext) -> list[dict]:
         s = self.settings

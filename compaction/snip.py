@@ -28,7 +28,7 @@ from events import Compaction, Emit, ignore
 from storage import SNIPPED, append_transcript, relative, reserve_transcript
 from .boundaries import safe_cuts
 from .continuity import Continuity
-from .layer import CompactionKind, LayerContext
+from .layer import CompactionKind, LayerContext, SettingsLayer
 from .markers import SNIP_PREFIX
 from .tokens import estimate_tokens
 
@@ -49,17 +49,12 @@ class SnipSettings:
 DEFAULTS = SnipSettings()
 
 
-class SnipCompact:
+class SnipCompact(SettingsLayer):
     """The layer: appends to the session's snip transcript (the context's), or starts one and
     leaves its path in the context for the next snip."""
+    settings_class = SnipSettings
     name: ClassVar[CompactionKind] = CompactionKind.SNIP_COMPACT
 
-    def __init__(self, settings: SnipSettings = DEFAULTS):
-        self.settings = settings
-
-    @classmethod
-    def from_settings(cls, settings) -> "SnipCompact":
-        return cls(SnipSettings.from_settings(settings))
 
     def __call__(self, messages: list[dict], context: LayerContext) -> list[dict]:
         out, path = snip_to_transcript(messages, self.settings.max_messages, self.settings.target_messages,

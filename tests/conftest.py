@@ -248,9 +248,8 @@ def _forked(args, env: dict, fresh: bool):
     """What the child runs in place of exec (forked_agent.py), or None for a new interpreter."""
     if fresh:
         return None
-    from config import SECRET_SETTINGS
     from forked_agent import run_agent_here
-    return lambda: run_agent_here(AGENT, [str(a) for a in args], env, SECRET_SETTINGS)
+    return lambda: run_agent_here(AGENT, [str(a) for a in args], env)
 
 
 def run_agent(*args: str, env: dict, fresh: bool = False, **kwargs) -> subprocess.CompletedProcess:

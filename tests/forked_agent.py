@@ -18,7 +18,6 @@ command, test_install). `run_agent`/`popen_agent` (conftest.py) do the same for 
 from __future__ import annotations
 
 import io
-import json
 import os
 import signal
 import sys
@@ -29,7 +28,7 @@ DEFAULT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGTSTP
                    signal.SIGCHLD, signal.SIGALRM, signal.SIGUSR1, signal.SIGUSR2)
 
 
-def run_agent_here(agent_path: str, args: list[str], env: dict[str, str], secrets: tuple[str, ...]) -> None:
+def run_agent_here(agent_path: str, args: list[str], env: dict[str, str]) -> None:
     """The child's side (called by ptyprocess after the pty fork, in place of exec): never returns."""
     code = 1
     try:
@@ -40,13 +39,9 @@ def run_agent_here(agent_path: str, args: list[str], env: dict[str, str], secret
         for signum in (signal.SIGPIPE, signal.SIGXFSZ):   # as Python sets them at start (subprocess reset them)
             signal.signal(signum, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        env = dict(env)
-        handed = {name: env.pop(name) for name in secrets if env.get(name)}
-        if handed:                        # as keyguard._reexec_without_secrets would have done
-            read_end, write_end = os.pipe()
-            os.write(write_end, json.dumps(handed).encode("utf-8", "surrogateescape"))
-            os.close(write_end)
-            env["S08_KEY_FD"] = str(read_end)
+        from keyguard import handover_environ
+        handed = handover_environ(env)    # what keyguard's re-exec would have started with
+        env = handed[0] if handed else env
         os.environ.clear()
         os.environ.update(env)
         sys.argv = [agent_path, *args]
