@@ -30,7 +30,8 @@ MESSAGE_OVERHEAD = 4
 BLOCK_OVERHEAD = 3
 TOOL_OVERHEAD = 12
 IMAGE_TOKENS = 1600
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_CJK_RANGES = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+_NOT_CJK = re.compile(f"[^{_CJK_RANGES}]+")
 
 
 def estimate_text(text: str) -> int:
@@ -40,7 +41,7 @@ def estimate_text(text: str) -> int:
     if text.isascii():
         return math.ceil(len(text) / ASCII_CHARS_PER_TOKEN + lines)
     ascii_count = len(text.encode("ascii", "ignore"))       # in C: the estimate runs on every message
-    cjk = len(_CJK.findall(text))
+    cjk = len(_NOT_CJK.sub("", text))                       # runs removed: one string, not one per character
     other = len(text) - ascii_count - cjk
     return math.ceil(ascii_count / ASCII_CHARS_PER_TOKEN + cjk * CJK_TOKENS_PER_CHAR + other * OTHER_TOKENS_PER_CHAR
                      + lines)

@@ -24,8 +24,8 @@ Here, for every test:
     `bash -c ...`, git, sh) is cheap and allowed: the string after `-c` is not looked into;
   - the SIGINT and SIGTERM handlers are put back afterwards (a leftover handler made unrelated tests
     flaky);
-  - slow tests are scheduled first, then hypothesis tests, so no long test starts last on an idle
-    worker;
+  - long tests are scheduled first and shared out evenly among the workers (pytest.ini runs
+    `--dist worksteal`), so no long test starts last on an otherwise idle machine;
   - the repository's `git status --porcelain` must be the same at the end of the run as at the start
     (no test leaves files behind in the repository; tests write under tmp_path).
 """
@@ -120,13 +120,40 @@ def lane_guard(request, monkeypatch):
         pytest.fail(refused[0], pytrace=False)
 
 
+def weight(item) -> int:
+    """How long a test is likely to take, roughly: a pty run, another process, hypothesis, the rest."""
+    if item.get_closest_marker("pty") is not None:
+        return 3
+    if item.get_closest_marker("slow") is not None:
+        return 2
+    return int(bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False)))
+
+
 @pytest.hookimpl(trylast=True)                 # after any plugin that shuffles: the order within each group is kept
-def pytest_collection_modifyitems(items):
-    """The long tests first: slow ones, then hypothesis ones (a stable sort: the rest keep their order)."""
-    def later(item) -> tuple[bool, bool]:
-        hypothesis = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
-        return item.get_closest_marker("slow") is None, not hypothesis
-    items.sort(key=later)
+def pytest_collection_modifyitems(config, items):
+    """The long tests first, and with xdist shared out: `--dist worksteal` first gives each of the n
+    workers one consecutive n-th of the list, so the list is n piles, each starting with every n-th of
+    the long tests (dealt back and forth, longest first); workers then steal from each other's tails."""
+    items.sort(key=weight, reverse=True)                                   # stable: the rest keep their order
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if workers < 2:
+        return
+    sizes, left = [], len(items)
+    for i in range(workers):                                               # the split worksteal makes
+        sizes.append(left // (workers - i))
+        left -= sizes[-1]
+    piles: list[list] = [[] for _ in range(workers)]
+    heavy = [item for item in items if weight(item)]
+    for k, item in enumerate(heavy):
+        row, col = divmod(k, workers)
+        piles[col if row % 2 == 0 else workers - 1 - col].append(item)
+    light = items[len(heavy):]
+    for pile, size in zip(piles, sizes):
+        room = max(0, size - len(pile))
+        pile.extend(light[:room])
+        light = light[room:]
+    piles[-1].extend(light)
+    items[:] = [item for pile in piles for item in pile]
 
 
 def _repository_state() -> set[str] | None:
@@ -143,9 +170,13 @@ def _repository_state() -> set[str] | None:
     return {line for line in new_files if not CACHES.search(line)}
 
 
+@pytest.hookimpl(tryfirst=True)                 # before xdist's controller starts its workers
 def pytest_sessionstart(session):
     if not hasattr(session.config, "workerinput"):          # the controller only, not each xdist worker
         session.config._s08_repository_before = _repository_state()
+    if session.config.pluginmanager.hasplugin("dsession"):
+        from once_per_worker import compile_for_workers
+        compile_for_workers(session.config, ROOT, ROOT / "tests")
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -159,6 +190,13 @@ def pytest_sessionfinish(session, exitstatus):
         reporter.write_line("\ntests left files behind in the repository: " + ", ".join(sorted(after - before)),
                             red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tls_context_per_worker():
+    """The SDK clients of this worker share one TLS context (once_per_worker.py)."""
+    from once_per_worker import share_tls_context
+    share_tls_context()
 
 
 @pytest.fixture
@@ -241,6 +279,7 @@ def spawn_agent(env: dict, cwd: Path, *args: str, timeout: float = 15, columns: 
     child = pexpect.spawn(sys.executable, [AGENT, *args], cwd=str(cwd), env=env, encoding="utf-8",
                           dimensions=(50, columns), timeout=timeout, preexec_fn=_forked(args, env, fresh))
     child.logfile_read = io.StringIO()
+    child.delaybeforesend = None      # pexpect's 50 ms before every send: tests that mean a pause sleep for it
     return child
 
 
@@ -249,6 +288,8 @@ def _forked(args, env: dict, fresh: bool):
     if fresh:
         return None
     from forked_agent import run_agent_here
+    from once_per_worker import warm_up
+    warm_up()
     return lambda: run_agent_here(AGENT, [str(a) for a in args], env)
 
 

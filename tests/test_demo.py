@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import socket
 
-import anthropic
 import pytest
 
 from conftest import TEST_KEY, base_env, run_agent
@@ -97,6 +96,7 @@ def test_closing_the_app_stops_the_demo_server(tmp_path, workspace):
 
 
 def test_models_endpoint_checks_the_key():
+    import anthropic              # here, not while collecting (see tests/standin/test_standin.py's sdk())
     with StandIn(api_key=TEST_KEY) as server:
         good = anthropic.Anthropic(base_url=server.url, api_key=TEST_KEY, max_retries=0)
         assert good.models.list(limit=1).data[0].id == "stand-in"

@@ -144,32 +144,35 @@ def run_repl(app, debug: bool = False) -> int:
                             style=Style.from_dict({"prompt": "ansicyan bold", "mode": "ansiyellow"}),
                             prompt_continuation=_continuation, rprompt=lambda: _mode_hint(app))
     while True:
-        lines, rest = keys.take_typed()
-        queued, typed = queued + lines, typed + rest
-        if queued:      # a line typed ahead with Enter is sent as if typed now; the rest waits in the input
-            default, accept = queued.pop(0), True
-        else:
-            default, accept, typed = typed, False, ""
-        try:
-            text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, accept_default=accept))
+        try:        # a Ctrl-C between two prompts (the terminal is not raw there) comes as SIGINT: ignored
+            lines, rest = keys.take_typed()
+            queued, typed = queued + lines, typed + rest
+            if queued:      # a line typed ahead with Enter is sent as if typed now; the rest waits in the input
+                default, accept = queued.pop(0), True
+            else:
+                default, accept, typed = typed, False, ""
+            try:
+                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, accept_default=accept))
+            except KeyboardInterrupt:
+                if state["empty"] and not hinted:
+                    console.print(Text("Ctrl-D or /quit to exit", style="dim"))
+                    hinted = True
+                continue
+            except EOFError:
+                break
+            try:
+                with keys:
+                    if dispatch(app, text) == QUIT:
+                        break
+            except KeyboardInterrupt:
+                renderer(Interrupted())
+            except Exception as exc:  # a bug must not end the session
+                renderer(Notice(f"internal error: {type(exc).__name__}: {exc}"
+                                + ("" if debug else " (run with --debug for details)"), "error"))
+                if debug:
+                    console.print(Text(safe(traceback.format_exc())), highlight=False)
         except KeyboardInterrupt:
-            if state["empty"] and not hinted:
-                console.print(Text("Ctrl-D or /quit to exit", style="dim"))
-                hinted = True
-            continue
-        except EOFError:
-            break
-        try:
-            with keys:
-                if dispatch(app, text) == QUIT:
-                    break
-        except KeyboardInterrupt:
-            renderer(Interrupted())
-        except Exception as exc:  # a bug must not end the session
-            renderer(Notice(f"internal error: {type(exc).__name__}: {exc}"
-                            + ("" if debug else " (run with --debug for details)"), "error"))
-            if debug:
-                console.print(Text(safe(traceback.format_exc())), highlight=False)
+            pass
         renderer.finish()
     renderer.finish()
     hint = app.resume_hint()

@@ -21,21 +21,21 @@ from compaction import (Compactor, Continuity, SummaryJob, compact_history, esti
                         reactive_compact, snip_compact, tool_result_budget, unseen_start)
 from compaction.tokens import estimate_text
 from config import Settings
-from helpers import ask, call, results, say, user
+from helpers import ask, call, phrases, results, say, user
 from standin import validate_request
 
 WORDS = ["build", "the", "parser", "测试", "上下文", "压缩", "fix", "bug", "函数", "error", "ok", "日志"]
 SIZES = [5, 60, 180, 2_500, 12_000, 40_000]
 
-words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)
-requests = st.tuples(st.sampled_from(["please", "请", "now", "then"]), words).map(" ".join)
-
-
-@st.composite
-def outputs(draw):
-    size = draw(st.sampled_from(SIZES))
-    unit = draw(words) + "\n"
-    return (unit * (size // len(unit) + 1))[:size]
+PHRASES = phrases(WORDS, 12)
+REQUESTS = [f"{lead} {phrase}" for lead in ("please", "请", "now", "then") for phrase in PHRASES[::4]]
+# one draw each (hypothesis' time goes into draws): a phrase, a request, a tool output of every size
+words = st.sampled_from(PHRASES)
+requests = st.sampled_from(REQUESTS)
+maybe_text = st.sampled_from([None] * len(PHRASES[::2]) + PHRASES[::2])          # as often none as some
+maybe_request = st.sampled_from([None] * 2 * len(REQUESTS[::2]) + REQUESTS[::2])  # mostly none
+OUTPUTS = [(unit * (size // len(unit) + 1))[:size] for size in SIZES for unit in (p + "\n" for p in PHRASES[::6])]
+outputs = st.sampled_from(OUTPUTS)
 
 
 @st.composite
@@ -45,15 +45,14 @@ def histories(draw):
         if draw(st.integers(0, 3)):                       # a tool round (often parallel)
             calls = [call(draw(st.sampled_from(["bash", "read_file", "write_file", "edit_file"])),
                           arg=draw(words)) for _ in range(draw(st.integers(1, 3)))]
-            messages.append(ask(*calls, text=draw(st.none() | words)))
-            messages.append(results(*[(c, draw(outputs())) for c in calls],
-                                    text=draw(st.none() | st.none() | requests)))
+            messages.append(ask(*calls, text=draw(maybe_text)))
+            messages.append(results(*[(c, draw(outputs)) for c in calls], text=draw(maybe_request)))
         else:                                             # an answer, then a new request
             messages.append(say(draw(words)))
             messages.append(user(draw(requests)))
     for _ in range(draw(st.integers(0, 12))):            # a long tool chain after the latest request
         c = call("bash", arg=draw(words))
-        messages += [ask(c), results((c, draw(outputs())))]
+        messages += [ask(c), results((c, draw(outputs)))]
     return messages
 
 

@@ -27,7 +27,7 @@ from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX
 from compaction.tokens import estimate_text
 from compaction.user_messages import CARRY_LABEL, NOTE_TOKENS
 from config import Settings
-from helpers import ask, call, results, say
+from helpers import ask, call, phrases, results, say
 from history import add_user_text
 from standin import validate_request
 
@@ -36,7 +36,7 @@ WORDS = ["never", "touch", "legacy/", "keep", "tabs", "in", "the", "Makefile", "
 FOLDERS = ["src", "src/core", "legacy", "docs", "测试"]
 GENERIC = ("The work continued as planned.", "end_turn")     # a summary that mentions nothing
 
-words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=10).map(" ".join)
+words = st.sampled_from(phrases(WORDS, 10))
 
 
 @st.composite

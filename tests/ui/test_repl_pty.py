@@ -108,6 +108,8 @@ def test_clear_and_slash_completion(repl, standin):
     child.expect_exact("FIRST")
     child.expect_exact(PROMPT)
     child.send("/cle")
+    child.expect_exact("/cle")
+    time.sleep(0.2)                      # a person's Tab comes after the typing, not in the same read
     child.send("\t")
     time.sleep(0.3)
     child.send("\r")

@@ -1,0 +1,97 @@
+"""What each test worker makes once, rather than once per worker, per test or per agent it starts.
+
+- `compile_for_workers` (in the xdist controller, before the workers start): each worker imports
+  s08's modules and every test module; on a clean clone (CI), or wherever PYTHONDONTWRITEBYTECODE is
+  set, each of them compiled all of that — and pytest's assertion-rewritten test modules — again, at
+  the moment the workers compete for the cores. This writes the bytecode caches first (Python's own
+  for the sources, pytest's rewritten ones for the test modules, in its format and place), so the
+  workers only read them. Only `__pycache__/` is written (ignored by git); pytest's rewriting
+  functions are internal, and if they change the workers compile as before.
+- `warm_up` (in a worker, before it forks its first agent; forked_agent.py): the imports a run of
+  agent.py makes after its start, so each forked child starts with them, as it does with the SDK.
+- `share_tls_context` (in a worker): every SDK client builds a TLS context and loads the CA bundle
+  into it (about 50 ms), though the stand-in speaks plain HTTP and no test makes a TLS connection;
+  a worker builds about 150 clients and each forked agent one more. One context per worker serves
+  them all. The SDK's HTTP stack is not public API: where it differs, nothing is shared.
+"""
+
+from __future__ import annotations
+
+import compileall
+import io
+import re
+from pathlib import Path
+
+MARKDOWN_SAMPLE = "# t\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```python\nprint('x')\n```\n\n```bash\nls\n```\n"
+SKIP = re.compile(r"[/\\](\.venv|venv|build|\.git|\.hypothesis|\.pytest_cache)[/\\]")
+TEST_MODULE = re.compile(r"(^|[/\\])(test_[^/\\]*|conftest)\.py$")         # pytest rewrites these itself
+
+
+def compile_for_workers(config, root: Path, tests: Path) -> None:
+    compileall.compile_dir(root, quiet=1, rx=re.compile(f"{SKIP.pattern}|{TEST_MODULE.pattern}"), workers=1)
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return
+    for source in sorted(tests.rglob("*.py")):
+        if not TEST_MODULE.search(str(source)) or SKIP.search(str(source)):
+            continue
+        try:
+            cache = rewrite.get_cache_dir(source)
+            pyc = cache / (source.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(source, pyc) is None and rewrite.try_makedirs(cache):
+                stamp, code = rewrite._rewrite_test(source, config)
+                rewrite._write_pyc(_Quiet(), code, stamp, pyc)
+        except Exception:            # noqa: BLE001 — internal API changed: the workers compile, as before
+            return
+
+
+class _Quiet:
+    """The assertion state `_write_pyc` reports to; only its trace is used."""
+
+    @staticmethod
+    def trace(*_args) -> None:
+        pass
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Import what a run of agent.py imports after its start (cli, app, ui, the SDK's HTTP stack,
+    Markdown and the highlighters); without it every fork imported about 260 modules again (half a
+    CPU-second)."""
+    global _warm
+    if _warm:
+        return
+    _warm = True
+    share_tls_context()
+    import anthropic
+    import app  # noqa: F401
+    import cli  # noqa: F401
+    import keyguard  # noqa: F401
+    import ui.quiet  # noqa: F401
+    import ui.repl  # noqa: F401
+    from rich.console import Console
+    from rich.markdown import Markdown
+    anthropic.Anthropic(api_key="warm-up", base_url="http://127.0.0.1:9").close()
+    Console(file=io.StringIO(), force_terminal=True, width=60).print(Markdown(MARKDOWN_SAMPLE))
+
+
+def share_tls_context() -> None:
+    try:
+        import httpcore2
+    except ImportError:
+        return
+    make = getattr(httpcore2, "default_ssl_context", None)
+    if make is None or getattr(make, "shared", False):
+        return
+    made: dict = {}
+
+    def shared(*args, **kwargs):
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in made:
+            made[key] = make(*args, **kwargs)
+        return made[key]
+    shared.shared = True
+    httpcore2.default_ssl_context = shared
