@@ -2,7 +2,7 @@
 
 Importing the model SDK alone costs about two CPU-seconds, and the pty suites start s08 about a
 hundred times. So `spawn_agent` (conftest.py) forks the test worker — which has already imported the
-SDK, rich, prompt_toolkit and s08's modules — inside pexpect's own pty fork, and the child runs
+SDK, rich, prompt_toolkit and s08's modules (once_per_worker.warm_up) — inside pexpect's own pty fork, and the child runs
 agent.py's `run()` where a new interpreter would have exec'd it. Everything after the imports is the
 real path: a real process on its own pseudo-terminal (session leader, controlling tty, Ctrl-C and
 resize from the terminal), its own argv, environment, working folder and standard streams, and the
