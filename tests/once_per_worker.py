@@ -18,8 +18,10 @@
 from __future__ import annotations
 
 import compileall
+import functools
 import io
 import re
+from types import SimpleNamespace
 from pathlib import Path
 
 MARKDOWN_SAMPLE = "# t\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```python\nprint('x')\n```\n\n```bash\nls\n```\n"
@@ -41,30 +43,16 @@ def compile_for_workers(config, root: Path, tests: Path) -> None:
             pyc = cache / (source.name[:-3] + rewrite.PYC_TAIL)
             if rewrite._read_pyc(source, pyc) is None and rewrite.try_makedirs(cache):
                 stamp, code = rewrite._rewrite_test(source, config)
-                rewrite._write_pyc(_Quiet(), code, stamp, pyc)
+                rewrite._write_pyc(SimpleNamespace(trace=lambda *_: None), code, stamp, pyc)   # state: its trace
         except Exception:            # noqa: BLE001 — internal API changed: the workers compile, as before
             return
 
 
-class _Quiet:
-    """The assertion state `_write_pyc` reports to; only its trace is used."""
-
-    @staticmethod
-    def trace(*_args) -> None:
-        pass
-
-
-_warm = False
-
-
+@functools.cache
 def warm_up() -> None:
     """Import what a run of agent.py imports after its start (cli, app, ui, the SDK's HTTP stack,
     Markdown and the highlighters); without it every fork imported about 260 modules again (half a
     CPU-second)."""
-    global _warm
-    if _warm:
-        return
-    _warm = True
     share_tls_context()
     import anthropic
     import app  # noqa: F401
@@ -84,14 +72,5 @@ def share_tls_context() -> None:
     except ImportError:
         return
     make = getattr(httpcore2, "default_ssl_context", None)
-    if make is None or getattr(make, "shared", False):
-        return
-    made: dict = {}
-
-    def shared(*args, **kwargs):
-        key = (args, tuple(sorted(kwargs.items())))
-        if key not in made:
-            made[key] = make(*args, **kwargs)
-        return made[key]
-    shared.shared = True
-    httpcore2.default_ssl_context = shared
+    if make is not None and not hasattr(make, "cache_info"):        # not shared yet
+        httpcore2.default_ssl_context = functools.cache(make)
