@@ -3,7 +3,9 @@
     text deltas → BlockSplitter → closed blocks (a paragraph, a list, a heading, a table, a fenced
                                    code block) are printed once, as Markdown, above the live area
                                 → the open tail is drawn in the live area (its last lines only) and
-                                   replaced on every refresh, until it closes or the answer ends
+                                   replaced on every refresh, until it closes or the answer ends;
+                                   only its settled part is drawn (`settled`), so no half-arrived
+                                   mark (`**impo`, `| f`, a fence's backticks) ever shows raw
 
 Only whole lines decide where a block ends: a blank line, a heading line, the closing fence of a code
 block, or the first line after a table. Text inside a fence never ends a block, so a code block is
@@ -21,6 +23,8 @@ from rich.segment import Segment
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 HEADING = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 TABLE_ROW = re.compile(r"^ {0,3}\|")
+FENCE_SO_FAR = re.compile(r" {0,3}(`*|~*)")     # a line that may still become a closing fence
+INLINE_MARK = re.compile(r"\\.?|`+|\*+|_+|~+|!?\[|\]\(?|\)|<(?=[A-Za-z])|>")
 CODE_THEME = "ansi_dark"             # the terminal's own colours, readable on dark and light backgrounds
 
 
@@ -87,6 +91,63 @@ class BlockSplitter:
         return tail
 
 
+def settled(tail: str, fence: str | None, table: bool) -> str:
+    """The part of an open block that can be drawn as it will finally look. Whole lines are drawn;
+    the line still arriving is drawn up to the first inline mark whose end has not arrived yet. A table
+    is drawn once its header and delimiter rows are whole, row by row; inside a code block, a line that
+    may become the closing fence waits."""
+    whole, newline, arriving = tail.rpartition("\n")
+    whole += newline
+    if fence is not None:
+        return whole if FENCE_SO_FAR.fullmatch(arriving) else tail
+    if table:
+        return whole if whole.count("\n") >= 2 else ""
+    if TABLE_ROW.match(arriving):
+        return whole
+    return whole + arriving[:_unfinished_at(arriving)]
+
+
+def _unfinished_at(line: str) -> int:
+    """Where the first inline mark (emphasis, code, strike-through, link, autolink) that is not closed
+    within `line` starts; len(line) when every mark is closed. Runs of the same mark pair by length, as
+    in CommonMark; a run at the very end may still grow, so it counts as open."""
+    opened: list[tuple[str, int]] = []            # (mark, where it starts), innermost last
+    at = 0
+    while (found := INLINE_MARK.search(line, at)) is not None:
+        mark, start, at = found.group(), found.start(), found.end()
+        if at == len(line) and mark not in (")", ">"):
+            return min([start] + [where for _, where in opened])
+        if mark[0] == "\\":
+            continue
+        if mark[0] == "`":                        # a code span: nothing inside it is a mark
+            close = re.compile(rf"(?<!`){mark}(?!`)").search(line, at)
+            if close is None:
+                return min([start] + [where for _, where in opened])
+            at = close.end()
+        elif mark[0] in "*_~":
+            before, after = line[start - 1:start], line[at:at + 1]
+            if mark[0] == "_" and before.isalnum() and after.isalnum() or mark[0] == "~" and mark != "~~":
+                continue                          # snake_case is not emphasis, nor a lone ~
+            if opened and opened[-1][0] == mark and before.strip():
+                opened.pop()
+            elif after.strip():
+                opened.append((mark, start))
+        elif mark.endswith("["):
+            opened.append(("[", start))
+        elif mark[0] == "]":
+            if opened and opened[-1][0] == "[":
+                where = opened.pop()[1]
+                if mark == "](":
+                    opened.append(("(", where))
+        elif mark == ")" and opened and opened[-1][0] == "(":
+            opened.pop()
+        elif mark == "<":
+            opened.append(("<", start))
+        elif mark == ">" and opened and opened[-1][0] == "<":
+            opened.pop()
+    return min([len(line)] + [where for _, where in opened])
+
+
 class _LeftHeading(Heading):
     LEVEL_ALIGN = {tag: "left" for tag in ("h1", "h2", "h3", "h4", "h5", "h6")}
 
@@ -134,9 +195,10 @@ class OpenTail:
 
     def __rich_console__(self, console, options):
         height = max(3, console.height - 4)
-        lines = self.splitter.tail.split("\n")
+        splitter = self.splitter
+        lines = settled(splitter.tail, splitter.fence, splitter.table).split("\n")
         if len(lines) > 2 * height:                # the fence's opening line keeps the highlighting
-            lines = ([lines[0]] if self.splitter.fence else []) + lines[-height:]
+            lines = ([lines[0]] if splitter.fence else []) + lines[-height:]
         yield Trimmed(AnswerMarkdown("\n".join(lines)), height)
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from events import ToolFinished
 from tools.preview import FileChange
 from ui.activity import Activity
-from ui.markdown_stream import BlockSplitter, MarkdownStream
+from ui.markdown_stream import BlockSplitter, MarkdownStream, OpenTail, settled
 from ui.toolview import finished_lines, message_lines, wrap_words
 
 LINES = st.sampled_from(["# Title", "## Sub", "plain words here", "**bold** text", "- item", "1. first",
@@ -63,6 +63,34 @@ def test_blocks_close_at_blank_lines_headings_fences_and_table_ends():
     assert splitter.feed(text) == ["# Title\n", "first para\nstill first\n\n", "| a | b |\n|---|---|\n| 1 | 2 |\n",
                                    "after table\n", "```py\nx = 1\n\ny = 2\n```\n"]
     assert splitter.tail == "open tail"
+
+
+WORD = st.sampled_from(["parse", "flag", "caller", "works", "verbose", "test", "x", "snake_case"])
+SPAN = st.one_of(WORD, WORD.map("**{}**".format), WORD.map("*{}*".format), WORD.map("`{}`".format),
+                 WORD.map("~~{}~~".format), WORD.map("[{0}](https://example.com/{0})".format))
+PHRASE = st.lists(SPAN, min_size=1, max_size=6).map(" ".join)
+BLOCK = st.one_of(
+    PHRASE, PHRASE.map("## {}".format), st.lists(PHRASE, min_size=1, max_size=3).map(lambda items: "\n".join(
+        f"- {item}" for item in items)),
+    st.lists(WORD, min_size=1, max_size=3).map(lambda words: "```python\n" + "\n".join(words) + "\n```"),
+    st.lists(WORD, min_size=2, max_size=2).map(lambda cells: "| {} | {} |\n|---|---|\n| {} | {} |".format(*cells, *cells)))
+WELL_FORMED = st.lists(BLOCK, min_size=1, max_size=4).map("\n\n".join)
+MARKS = set("*`~|[]#<")                  # none of them is in a word, so none is ever drawn in a well-formed answer
+
+
+@given(WELL_FORMED, st.lists(st.integers(min_value=1, max_value=10_000), min_size=1, max_size=8))
+def test_the_live_tail_never_draws_a_half_arrived_mark(doc, cuts):
+    """However the answer is cut into deltas, what the live area draws of the open block is Markdown
+    already rendered: no `**impo`, `| f`, or a fence's backticks, even for a moment."""
+    console = Console(file=io.StringIO(), width=80, height=40, color_system=None)
+    splitter = BlockSplitter()
+    for piece in chunks(doc, cuts):
+        splitter.feed(piece)
+        shown = settled(splitter.tail, splitter.fence, splitter.table)
+        assert splitter.tail.startswith(shown)
+        console.print(OpenTail(splitter))
+    drawn = console.file.getvalue()
+    assert not MARKS & set(drawn), drawn
 
 
 def render_stream(text: str, width: int, size: int = 7) -> str:
