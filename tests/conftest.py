@@ -156,6 +156,11 @@ def pytest_collection_modifyitems(config, items):
     items[:] = [item for pile in piles for item in pile]
 
 
+def pytest_collection_finish(session):
+    from once_per_worker import freeze_what_is_loaded
+    freeze_what_is_loaded()
+
+
 def _repository_state() -> set[str] | None:
     """`git status` of the repository, ignored files included (.sessions/, .task_outputs/ are ignored),
     but not the caches Python and the test tools keep."""
