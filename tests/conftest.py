@@ -180,11 +180,15 @@ def pytest_sessionstart(session):
     if not hasattr(session.config, "workerinput"):          # the controller only, not each xdist worker
         session.config._s08_repository_before = _repository_state()
     if session.config.pluginmanager.hasplugin("dsession"):
-        from once_per_worker import compile_for_workers
+        from once_per_worker import compile_for_workers, scan_for_hypothesis
+        session.config._s08_hypothesis_scan = scan_for_hypothesis(ROOT)
         compile_for_workers(session.config, ROOT, ROOT / "tests")
 
 
 def pytest_sessionfinish(session, exitstatus):
+    scan = getattr(session.config, "_s08_hypothesis_scan", None)
+    if scan is not None:
+        scan.wait()
     before = getattr(session.config, "_s08_repository_before", None)
     after = _repository_state() if before is not None else None
     if after is None or not after - before:

@@ -7,6 +7,12 @@
   for the sources, pytest's rewritten ones for the test modules, in its format and place), so the
   workers only read them. Only `__pycache__/` is written (ignored by git); pytest's rewriting
   functions are internal, and if they change the workers compile as before.
+- `scan_for_hypothesis` (in the xdist controller, in a process of its own while the workers start):
+  at its first example, hypothesis reads every local module's source for constants to try, and the
+  Unicode tables, and caches both under .hypothesis/; on a clean clone (CI) each worker did that
+  itself, two CPU-seconds each. Started first, the process fills the cache while the workers
+  collect; what it has not written yet a worker still computes, as before. Hypothesis internals again:
+  if they change, the process fails quietly and nothing else changes.
 - `warm_up` (in a worker, before it forks its first agent; forked_agent.py): the imports a run of
   agent.py makes after its start, so each forked child starts with them, as it does with the SDK.
 - `freeze_what_is_loaded` (in a worker, after collecting and after the warm-up): the modules, classes
@@ -25,12 +31,25 @@ import compileall
 import functools
 import gc
 import io
+import os
 import re
+import subprocess
+import sys
 from types import SimpleNamespace
 from pathlib import Path
 
 MARKDOWN_SAMPLE = "# t\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```python\nprint('x')\n```\n\n```bash\nls\n```\n"
 SKIP = re.compile(r"[/\\](\.venv|venv|build|\.git|\.hypothesis|\.pytest_cache)[/\\]")
+HYPOTHESIS_SCAN = """
+import sys, types
+from hypothesis.internal.charmap import charmap
+from hypothesis.internal.constants_ast import constants_from_module
+charmap()
+for path in sys.argv[1:]:
+    module = types.ModuleType("scanned")
+    module.__file__ = path
+    constants_from_module(module)
+"""
 TEST_MODULE = re.compile(r"(^|[/\\])(test_[^/\\]*|conftest)\.py$")         # pytest rewrites these itself
 
 
@@ -51,6 +70,19 @@ def compile_for_workers(config, root: Path, tests: Path) -> None:
                 rewrite._write_pyc(SimpleNamespace(trace=lambda *_: None), code, stamp, pyc)   # state: its trace
         except Exception:            # noqa: BLE001 — internal API changed: the workers compile, as before
             return
+
+
+def scan_for_hypothesis(root: Path) -> subprocess.Popen | None:
+    """Start the scan (the caller waits for it at the end of the session)."""
+    sources = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [name for name in subfolders if name != "tests" and not SKIP.search(f"/{name}/")]
+        sources += [os.path.join(folder, name) for name in files if name.endswith(".py")]
+    try:
+        return subprocess.Popen([sys.executable, "-c", HYPOTHESIS_SCAN, *sources], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
 
 
 @functools.cache
