@@ -8,9 +8,10 @@
   workers only read them. Only `__pycache__/` is written (ignored by git); pytest's rewriting
   functions are internal, and if they change the workers compile as before.
 - `scan_for_hypothesis` (in the xdist controller, in a process of its own while the workers start):
-  at its first example, hypothesis reads every local module's source for constants to try, and the
-  Unicode tables, and caches both under .hypothesis/; on a clean clone (CI) each worker did that
-  itself, two CPU-seconds each. Started first, the process fills the cache while the workers
+  at its first example, hypothesis reads every local module's source for constants to try, and
+  builds its Unicode tables (the categories, and what UTF-8 can encode, for st.text), and caches
+  them under .hypothesis/; on a clean clone (CI) each worker did that itself, about four
+  CPU-seconds each. Started first, the process fills the cache while the workers
   collect; what it has not written yet a worker still computes, as before. Hypothesis internals again:
   if they change, the process fails quietly and nothing else changes.
 - `warm_up` (in a worker, before it forks its first agent; forked_agent.py): the imports a run of
@@ -42,9 +43,10 @@ MARKDOWN_SAMPLE = "# t\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```python\nprint('x
 SKIP = re.compile(r"[/\\](\.venv|venv|build|\.git|\.hypothesis|\.pytest_cache)[/\\]")
 HYPOTHESIS_SCAN = """
 import sys, types
-from hypothesis.internal.charmap import charmap
+from hypothesis.internal.charmap import charmap, intervals_from_codec
 from hypothesis.internal.constants_ast import constants_from_module
 charmap()
+intervals_from_codec("utf-8")          # st.text()'s alphabet
 for path in sys.argv[1:]:
     module = types.ModuleType("scanned")
     module.__file__ = path
