@@ -11,8 +11,8 @@
   at its first example, hypothesis reads every local module's source for constants to try, and
   builds its Unicode tables (the categories, and what UTF-8 can encode, for st.text), and caches
   them under .hypothesis/; on a clean clone (CI) each worker did that itself, about four
-  CPU-seconds each. Started first, the process fills the cache while the workers
-  collect; what it has not written yet a worker still computes, as before. Hypothesis internals again:
+  CPU-seconds each. Started first, at a low priority, the process fills the cache while the
+  workers collect and wait; what it has not written yet a worker still computes, as before. Hypothesis internals again:
   if they change, the process fails quietly and nothing else changes.
 - `warm_up` (in a worker, before it forks its first agent; forked_agent.py): the imports a run of
   agent.py makes after its start, so each forked child starts with them, as it does with the SDK.
@@ -82,9 +82,13 @@ def scan_for_hypothesis(root: Path) -> subprocess.Popen | None:
         sources += [os.path.join(folder, name) for name in files if name.endswith(".py")]
     try:
         return subprocess.Popen([sys.executable, "-c", HYPOTHESIS_SCAN, *sources], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_yield_the_cores)
     except OSError:
         return None
+
+
+def _yield_the_cores() -> None:
+    os.nice(10)          # the workers' collection first; the scan takes the cores while pty tests wait
 
 
 @functools.cache
