@@ -4,9 +4,10 @@
   s08's modules and every test module; on a clean clone (CI), or wherever PYTHONDONTWRITEBYTECODE is
   set, each of them compiled all of that — and pytest's assertion-rewritten test modules — again, at
   the moment the workers compete for the cores. This writes the bytecode caches first (Python's own
-  for the sources, pytest's rewritten ones for the test modules, in its format and place), so the
-  workers only read them. Only `__pycache__/` is written (ignored by git); pytest's rewriting
-  functions are internal, and if they change the workers compile as before.
+  for the sources; pytest's rewritten ones, in its format and place, for the test modules and for
+  the plugins it rewrites too: hypothesis, anyio and xdist, a CPU-second in every process), so the
+  workers only read them. Only `__pycache__/` folders are written (in the repository ignored by
+  git); pytest's rewriting functions are internal, and if they change the workers compile as before.
 - `scan_for_hypothesis` (in the xdist controller, in a process of its own while the workers start):
   at its first example, hypothesis reads every local module's source for constants to try, and
   builds its Unicode tables (the categories, and what UTF-8 can encode, for st.text), and caches
@@ -59,18 +60,23 @@ def compile_for_workers(config, root: Path, tests: Path) -> None:
     compileall.compile_dir(root, quiet=1, rx=re.compile(f"{SKIP.pattern}|{TEST_MODULE.pattern}"), workers=1)
     try:
         from _pytest.assertion import rewrite
-    except ImportError:
+        from _pytest.assertion import assertstate_key
+        state = config.stash[assertstate_key]
+        plugins = [Path(module.__file__) for name, module in list(sys.modules.items())       # hypothesis, anyio…
+                   if str(getattr(module, "__file__", None)).endswith(".py")
+                   and state.hook._is_marked_for_rewrite(name, state)]
+    except Exception:                # noqa: BLE001 — internal API changed: the workers compile, as before
         return
-    for source in sorted(tests.rglob("*.py")):
-        if not TEST_MODULE.search(str(source)) or SKIP.search(str(source)):
-            continue
+    tests_modules = [path for path in sorted(tests.rglob("*.py")) if TEST_MODULE.search(str(path))
+                     and not SKIP.search(str(path))]
+    for source in tests_modules + plugins:
         try:
             cache = rewrite.get_cache_dir(source)
             pyc = cache / (source.name[:-3] + rewrite.PYC_TAIL)
             if rewrite._read_pyc(source, pyc) is None and rewrite.try_makedirs(cache):
                 stamp, code = rewrite._rewrite_test(source, config)
                 rewrite._write_pyc(SimpleNamespace(trace=lambda *_: None), code, stamp, pyc)   # state: its trace
-        except Exception:            # noqa: BLE001 — internal API changed: the workers compile, as before
+        except Exception:            # noqa: BLE001 — as above
             return
 
 
