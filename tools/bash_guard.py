@@ -51,6 +51,8 @@ FIND_FILTERS = {"name", "iname", "path", "ipath", "wholename", "iwholename", "re
 # a function definition: starts only at a word boundary, with a bounded name and body — linear time
 FUNC_DEF = re.compile(r"(?<![\w:.-])(?:function\s+)?([A-Za-z_:.][\w:.-]{0,63})\s*(?:\(\s*\))?\s*\{([^{}]{0,400})\}")
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([\w.-]+)\1")
+QUOTING = re.compile(r"['\"\\#]")
+PLAIN_WORDS = re.compile(r"[();<>|&]+|[^ \t\r\n();<>|&]+")  # what _lex makes of text without QUOTING, in C
 
 
 def _strip_heredocs(command: str) -> str:
@@ -69,6 +71,10 @@ def _strip_heredocs(command: str) -> str:
 
 def _words(command: str) -> list[str]:
     text = _strip_heredocs(command).replace("\n", " ; ").replace("$(", " $( ").replace("`", " ` ")
+    return _lex(text) if QUOTING.search(text) else PLAIN_WORDS.findall(text)
+
+
+def _lex(text: str) -> list[str]:
     try:
         lexer = shlex.shlex(text, posix=True, punctuation_chars="();<>|&")
         lexer.whitespace_split = True

@@ -7,10 +7,11 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, strategies as st
 
 from conftest import ROOT
 from tools import ToolContext, run_tool
-from tools.bash_guard import MAX_COMMAND_BYTES, dangerous_reason, normalize
+from tools.bash_guard import MAX_COMMAND_BYTES, PLAIN_WORDS, _lex, dangerous_reason, normalize
 
 
 @pytest.mark.parametrize("command", [
@@ -55,6 +56,11 @@ def test_paths_are_normalized(path, cwd, expected):
 def test_commands_over_the_kernel_limit_are_refused_before_the_guard_runs(workspace):
     r = run_tool("bash", {"command": "echo " + "a" * MAX_COMMAND_BYTES}, ToolContext(workspace=workspace))
     assert r.is_error and "limit is" in r.content and "Write long scripts to a file" in r.content
+
+
+@given(st.text(st.sampled_from("ab $-{}=~*?./!:,[]@%^+();<>|&`\t\r\n\x0b\x0c\u00a0é中\x00"), max_size=40))
+def test_words_without_quotes_escapes_or_comments_split_as_shlex_splits_them(text):
+    assert PLAIN_WORDS.findall(text) == _lex(text)
 
 
 GUARD_WORKOUT = """
