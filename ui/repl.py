@@ -9,7 +9,9 @@ exit or q leave, with the session's id and how to resume it.
 from __future__ import annotations
 
 import re
+import signal
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
@@ -125,6 +127,23 @@ def _mode_hint(app):
     return "" if mode == "default" else [("class:mode", f"approvals: {safe_line(mode)} (shift-tab)")]
 
 
+@contextmanager
+def _between_prompts():
+    """Ctrl-C ignored while s08 prints between two prompts. The terminal is not raw there, so a
+    Ctrl-C comes as SIGINT, and a KeyboardInterrupt inside rich's print, after its write but before it
+    empties its buffer, printed the same text again with the next print. There is nothing to
+    interrupt there; the prompt and the turn take Ctrl-C as before."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:                     # not the main thread: nothing to change
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def run_repl(app, debug: bool = False) -> int:
     """The interactive loop. Returns the exit status (0 for Ctrl-D, /quit, exit, q)."""
     console = Console(highlight=False, emoji=False)
@@ -144,8 +163,9 @@ def run_repl(app, debug: bool = False) -> int:
                             style=Style.from_dict({"prompt": "ansicyan bold", "mode": "ansiyellow"}),
                             prompt_continuation=_continuation, rprompt=lambda: _mode_hint(app))
     while True:
-        try:        # a Ctrl-C between two prompts (the terminal is not raw there) comes as SIGINT: ignored
-            lines, rest = keys.take_typed()
+        try:        # a Ctrl-C in the instant between the parts below comes as SIGINT: ignored
+            with _between_prompts():
+                lines, rest = keys.take_typed()
             queued, typed = queued + lines, typed + rest
             if queued:      # a line typed ahead with Enter is sent as if typed now; the rest waits in the input
                 default, accept = queued.pop(0), True
@@ -155,7 +175,8 @@ def run_repl(app, debug: bool = False) -> int:
                 text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, accept_default=accept))
             except KeyboardInterrupt:
                 if state["empty"] and not hinted:
-                    console.print(Text("Ctrl-D or /quit to exit", style="dim"))
+                    with _between_prompts():
+                        console.print(Text("Ctrl-D or /quit to exit", style="dim"))
                     hinted = True
                 continue
             except EOFError:
@@ -165,7 +186,8 @@ def run_repl(app, debug: bool = False) -> int:
                     if dispatch(app, text) == QUIT:
                         break
             except KeyboardInterrupt:
-                renderer(Interrupted())
+                with _between_prompts():
+                    renderer(Interrupted())
             except Exception as exc:  # a bug must not end the session
                 renderer(Notice(f"internal error: {type(exc).__name__}: {exc}"
                                 + ("" if debug else " (run with --debug for details)"), "error"))
@@ -173,7 +195,8 @@ def run_repl(app, debug: bool = False) -> int:
                     console.print(Text(safe(traceback.format_exc())), highlight=False)
         except KeyboardInterrupt:
             pass
-        renderer.finish()
+        with _between_prompts():
+            renderer.finish()
     renderer.finish()
     hint = app.resume_hint()
     if hint:
