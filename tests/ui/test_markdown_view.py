@@ -93,6 +93,12 @@ def test_the_live_tail_never_draws_a_half_arrived_mark(doc, cuts):
     assert not MARKS & set(drawn), drawn
 
 
+@given(st.text(st.sampled_from("ab `*_~[]()<>!|\\#-\n"), max_size=200), st.sampled_from([None, "```", "~~~~"]),
+       st.booleans())
+def test_what_is_drawn_of_any_tail_is_a_prefix_of_it(tail, fence, table):
+    assert tail.startswith(settled(tail, fence, table))
+
+
 def render_stream(text: str, width: int, size: int = 7) -> str:
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     stream = MarkdownStream(console, Activity(console))
