@@ -116,13 +116,15 @@ def _unfinished_at(line: str) -> int:
     while (found := INLINE_MARK.search(line, at)) is not None:
         mark, start, at = found.group(), found.start(), found.end()
         if at == len(line) and mark not in (")", ">"):
-            return min([start] + [where for _, where in opened])
+            opened.append((mark, start))
+            break
         if mark[0] == "\\":
             continue
         if mark[0] == "`":                        # a code span: nothing inside it is a mark
             close = re.compile(rf"(?<!`){mark}(?!`)").search(line, at)
             if close is None:
-                return min([start] + [where for _, where in opened])
+                opened.append((mark, start))
+                break
             at = close.end()
         elif mark[0] in "*_~":
             before, after = line[start - 1:start], line[at:at + 1]
