@@ -13,13 +13,13 @@
   builds its Unicode tables (the categories, and what UTF-8 can encode, for st.text), and caches
   them under .hypothesis/; on a clean clone (CI) each worker did that itself, about four
   CPU-seconds each. Started first, at a low priority, the process fills the cache while the
-  workers collect and wait; what it has not written yet a worker still computes, as before. Hypothesis internals again:
-  if they change, the process fails quietly and nothing else changes.
+  workers collect and wait; what it has not written yet a worker still computes, as before.
+  Hypothesis internals again: if they change, the process fails quietly and nothing else changes.
 - `warm_up` (in a worker, before it forks its first agent; forked_agent.py): the imports a run of
   agent.py makes after its start, so each forked child starts with them, as it does with the SDK.
 - `freeze_what_is_loaded` (in a worker, after collecting and after the warm-up): the modules, classes
   and test items a worker holds live until it ends, yet each full garbage collection walked all of
-  them again (about a CPU-second per worker); `gc.freeze` sets them aside, so collections walk only
+  them again (a few tenths of a CPU-second per worker); `gc.freeze` sets them aside, so collections walk only
   what tests make. Forked agents inherit it, as a forking server would want (copy-on-write).
 - `share_tls_context` (in a worker): every SDK client builds a TLS context and loads the CA bundle
   into it (about 50 ms), though the stand-in speaks plain HTTP and no test makes a TLS connection;
