@@ -90,6 +90,7 @@ class App:
         self.continuity.connect(history.note)
         history.kept_state = self._state_records
         self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
+        self.agent.compactor.background.on_record = history.note      # preparing, applying a summary
 
     def _state_records(self) -> list[dict]:
         """What a catch-up snapshot of the session log writes besides the history."""
@@ -109,9 +110,13 @@ class App:
             covered, tokens = loaded.anchor
             self.agent.compactor.meter.anchor(history, covered, tokens)
         self.agent.compactor.learn_window(loaded.window, quiet=True)
+        if loaded.prepared and (loaded.repaired or not self.agent.compactor.background.restore(history, loaded.prepared)):
+            history.note({"t": "dropped", "n": loaded.prepared["n"], "why": "the resumed history is not the one "
+                          "it summarized"})
         return history
 
     def close(self) -> None:
+        self.agent.compactor.background.close()
         self.messages.log.close()
         self.access.close()
 
@@ -243,7 +248,8 @@ class App:
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
-                                 self.settings.caching, self.demo, self.approvals.mode))
+                                 self.settings.caching, self.demo, self.approvals.mode,
+                                 self.agent.compactor.background.status()))
         return result
 
     @property
@@ -280,6 +286,7 @@ class App:
         self.messages[:] = self.agent.compactor.compact(self.messages, focus)
 
     def retry(self) -> None:
+        self.agent.compactor.background.drop("/retry sends the turn again")
         drop_interruption_marks(self.messages)
         if not self.messages or self.messages[-1]["role"] != "user":
             self.emit(Notice("nothing to retry: the last message is not waiting for an answer", "warning"))

@@ -69,6 +69,11 @@ class Settings:
     summary_max_tokens: int = _field(2_000, "max output tokens of the summary call", "int", 200)
     micro_clear_at_least: int = _field(20_000, "tokens of old results micro_compact waits for, then clears "
                                                "at once (0 = every turn)", "int", 0)
+    background_compact: str = _field("on", "prepare the summary in the background before the limit is reached, "
+                                           "so a compaction does not stop the session (off: summarize only "
+                                           "when the limit is reached, waiting for it)", "bool")
+    prepare_at: float = _field(0.6, "share of CONTEXT_LIMIT past which the background summary starts "
+                                    "(BACKGROUND_COMPACT)", "float", 0.05)
     # --- continuity (see compaction/continuity.py) ---
     user_messages_budget: int = _field(20_000, "tokens of the person's own messages kept verbatim through every "
                                                "compaction (at most 40% of CONTEXT_LIMIT)", "int", 0)

@@ -91,6 +91,13 @@ class Compaction:
 
 
 @dataclass
+class SummaryWait:
+    """A compaction is due and the summary prepared in the background is not ready yet: the loop waits
+    for it (the UI shows the seconds since it was started, `since`: time.monotonic())."""
+    since: float
+
+
+@dataclass
 class TurnStatus:
     """After a turn: the prompt's size now, the turn's cache hit rate, the session's cost so far."""
     context: int
@@ -100,6 +107,7 @@ class TurnStatus:
     caching: bool = True
     demo: bool = False               # the built-in demo model answered, not a real one
     mode: str = ""                   # the approval mode, when it is worth showing
+    preparing: str = ""              # a summary being prepared in the background ("preparing summary… 12s")
 
 
 @dataclass
@@ -110,6 +118,7 @@ class ContextReport:
     limit: int
     window: int
     window_source: str = "CONTEXT_WINDOW"     # or "learned from the API"
+    summary: str = ""                         # the summary prepared in the background, if any
 
 
 @dataclass

@@ -75,10 +75,12 @@ class Agent:
         if self.compactor is None:
             self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
                                        self.system, self.tools, self.continuity)
+            self.compactor.background_summarize = self.summarize
         else:
             c = self.compactor
             c.summarize, c.emit, c.system, c.tools, c.continuity = self.summarize, self._emit, self.system, \
                 self.tools, self.continuity
+            c.background_summarize = self.summarize
             c.use_settings(self.settings)
 
     def ask_model(self, messages: list[dict], purpose: str = "answer", emit: Emit | None = None,
@@ -128,14 +130,15 @@ class Agent:
         if self.instructions.warning:
             self.emit(Notice(self.instructions.warning, "warning"))
 
-    def summarize(self, request: list[dict]) -> tuple[str, str | None]:
+    def summarize(self, request: list[dict], emit: Emit | None = None) -> tuple[str, str | None]:
         """The summary call: the same system prompt and tools as the conversation (and no tool_choice,
         which would invalidate the messages' cache), so the history's prefix is read from cache; the
-        instruction asks for no tool calls, and only the reply's text is used."""
+        instruction asks for no tool calls, and only the reply's text is used. `emit`: where all its
+        events go instead (the background job's, compaction/background.py, which keeps what matters)."""
         def quiet(event):     # show the spinner and retries, not the summary's text
             if isinstance(event, (RequestStarted, Retrying, ResponseDone)):
                 self.emit(event)
-        reply = self.ask_model(request, "summary", quiet, self.settings.summary_max_tokens)
+        reply = self.ask_model(request, "summary", quiet if emit is None else emit, self.settings.summary_max_tokens)
         return text_of({"content": reply.content}), reply.stop_reason
 
 
@@ -187,6 +190,7 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
     cut_off_rounds = pauses = 0
     while True:
         reply = _call_model(messages, agent)
+        sent = messages[:]          # the history as this call sent it (a summary may be prepared of it)
         if pauses and messages and messages[-1]["role"] == "assistant":
             # the continuation of a paused turn extends the paused answer (as one assistant turn)
             reply.content = history_blocks(messages[-1]) + reply.content
@@ -194,6 +198,7 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
         elif reply.content:
             messages.append({"role": "assistant", "content": reply.content})
         agent.compactor.observe(messages, reply.usage)
+        agent.compactor.after_reply(sent, messages)
         calls = [b for b in reply.content if b.get("type") == "tool_use"]
         if reply.stop_reason == "max_tokens":
             cut_off_rounds += 1

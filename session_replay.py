@@ -24,6 +24,7 @@ from llm.usage import clean_usage
 from session_repair import STOPPED_RESULT, make_sendable
 
 CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept")
+BACKGROUND_RECORDS = ("prepare", "prepared", "dropped", "applied")
 MODEL_CHARS = 200             # of a usage record's model name
 
 
@@ -40,6 +41,8 @@ class LoadedSession:
     continuity: Continuity = field(default_factory=Continuity)
     window: int | None = None                  # the context window the API stated, if it did
     repaired: bool = False                     # replay had to skip or fix something: resume writes a snapshot
+    prepared: dict | None = None               # a summary prepared in the background and never applied nor
+                                               # dropped (its "prepared" record; compaction/background.py)
 
 
 def _message_ok(m) -> bool:
@@ -71,10 +74,23 @@ def _record_ok(r, length: int) -> bool:
         return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
     if kind == "work":
         return isinstance(r.get("w"), dict) and _work_ok(r["w"])
+    if kind in BACKGROUND_RECORDS:
+        return _background_ok(r)
     if kind == "kept":
         return (isinstance(r.get("typed"), list) and WorkLedger.state_ok(r.get("ledger"))
                 and all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in r["typed"]))
     return kind == "session"
+
+
+def _background_ok(r: dict) -> bool:
+    """The records of a summary prepared in the background (compaction/background.py)."""
+    n = r.get("n")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        return False
+    if r["t"] == "prepared":
+        return (all(isinstance(r.get(k), str) for k in ("hash", "key", "text", "transcript"))
+                and isinstance(r.get("seconds"), (int, float)) and not isinstance(r.get("seconds"), bool))
+    return r["t"] != "prepare" or all(isinstance(r.get(k), str) for k in ("hash", "key"))
 
 
 def _work_ok(w: dict) -> bool:
@@ -130,6 +146,8 @@ def replay(lines: list[str]) -> LoadedSession:
             loaded.anchor = None           # the prompt that usage measured was rewritten since
         if kind == "window":
             loaded.window = record["tokens"]
+        if kind in BACKGROUND_RECORDS:        # only a "prepared" one no later record ended may be offered again
+            loaded.prepared = record if kind == "prepared" else None
         if kind in CONTINUITY_RECORDS:
             loaded.continuity.apply(record)
             recorded = True

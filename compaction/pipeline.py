@@ -24,22 +24,32 @@ when the settings change (`use_settings`):
     can never make every turn slow or loop. A failed summary keeps the history and falls back to
     snipping and clearing harder.
 `compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too long".
+
+With BACKGROUND_COMPACT=on the summary is prepared before it is needed (background.py): after a model
+call that left the context past PREPARE_AT of the limit, `after_reply` starts summarizing the history
+as just sent, in a thread; when a compaction is called for (the limit, a cold cache, "prompt is too
+long"), the prepared summary replaces the part it covers and the rest stays (`_apply`), or the loop
+waits for the one in flight. While one is prepared, snip_compact waits (it would cut what the summary
+covers; a ready summary is applied instead when a snip is due). Off: exactly the blocking design.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from events import Compaction, Emit, Notice, ignore
+from events import Compaction, Emit, Notice, SummaryWait, ignore
 from storage import SNIPPED, relative
+from .background import Background, Preparation, covers, prompt_key
 from .budget import BudgetSettings, ToolResultBudget, persist_outputs
 from .continuity import Continuity
 from .index import ContextMeter, HistoryIndex
 from .layer import CompactionKind, Layer, LayerContext
 from .micro import MicroCompact, micro_compact
 from .snip import SnipCompact, snip_to_transcript
-from .summary import Summarize, SummaryFailed, SummaryJob, compact_history, input_budget, reactive_compact
+from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
+                      note_transcript, reactive_compact, summarized_history)
 from .tokens import estimate_tokens
 from .window import CacheClock, Window
 
@@ -61,6 +71,8 @@ class Compactor:
         self.continuity = continuity or Continuity(workspace=self.workspace)
         self.cache = CacheClock(clock) if clock else CacheClock()
         self.on_window: Callable[[int], None] | None = None     # records a learned window (the session log)
+        self.background = Background(self.workspace)            # the summary prepared ahead (background.py)
+        self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
         self.failures, self.auto_enabled = 0, True
         self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
@@ -112,15 +124,18 @@ class Compactor:
                              f"{self.limit:,}]", "warning"))
 
     # ---- the pipeline ------------------------------------------------------------------
-    def cheap_layers(self, messages: list[dict], clear_all: bool = False) -> list[dict]:
+    def cheap_layers(self, messages: list[dict], clear_all: bool = False, hold_snip: bool = False) -> list[dict]:
         """The LAYERS in order, each looking again only at what changed since the last call (the index
-        knows). `clear_all`: clear old results whatever their batch size. A layer that cannot write to
+        knows). `clear_all`: clear old results whatever their batch size; `hold_snip`: no snip now (a summary
+        being prepared covers what it would cut). A layer that cannot write to
         disk (a full disk, a read-only workspace) is skipped for this call: that must not end the turn."""
         context = LayerContext(self.workspace, self.continuity, self.window, self.index, self.emit,
                                cold=clear_all, snip_transcript=self.snip_transcript)
         self.index.sync(messages)
         out = messages
         for layer in self.layers:
+            if hold_snip and layer.name is CompactionKind.SNIP_COMPACT:
+                continue
             try:
                 new = layer(out, context)
             except OSError as exc:
@@ -136,10 +151,13 @@ class Compactor:
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Run the four layers; returns the history to send (the input is never mutated)."""
         cold, self.cold_turn = self.cold_turn, False      # only the turn's first call starts cold
-        out = self.cheap_layers(messages, clear_all=cold)
+        prep = self._prepared(messages)
+        out = self.cheap_layers(messages, clear_all=cold, hold_snip=prep is not None)
         size, limit = self.measure(out), self.limit
         early = cold and size > self.settings.cold_compact_at * limit
         if size <= limit and not early:
+            if prep is not None and prep.ready and len(out) > self._snip_max():
+                return self._apply(prep, out, messages, size, "a snip is due")      # better than the snip
             return out
         if not self.auto_enabled:
             if not self.warned_this_turn and size > limit:
@@ -152,7 +170,98 @@ class Compactor:
         else:
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} tokens and the prompt cache "
                                        "has expired: compacting now costs nothing extra"))
+        if prep is not None:
+            return self._apply(prep, out, messages, size)
         return self._summarize(out, "", AUTO, measured=size, sent=messages)
+
+    # ---- the summary prepared in the background (background.py) ----------------------------
+    @property
+    def prompt_key(self) -> str:
+        return prompt_key(self.settings.model_id, self.system, self.tools, self.settings.summary_max_tokens)
+
+    def _snip_max(self) -> int:
+        return next((layer.settings.max_messages for layer in self.layers  # type: ignore[attr-defined]
+                     if layer.name is CompactionKind.SNIP_COMPACT), 1 << 30)
+
+    def collect(self) -> None:
+        """At a safe point of the loop's thread: take what the background job left (its usage events,
+        its record in the session log); a failed one counts against the summary like a blocking one."""
+        failed = self.background.collect(self.emit)
+        if failed is not None and failed.error is not None and str(failed.error) != "cancelled":
+            self._count_failure(AUTO, failed.error, " (prepared in the background)")
+
+    def _prepared(self, messages) -> Preparation | None:
+        """The prepared summary (ready or in flight) that may replace a prefix of `messages`, if any."""
+        self.collect()
+        if self.background.current is None:
+            return None
+        if self.settings.background_compact != "on":
+            self.background.drop("BACKGROUND_COMPACT is off")
+            return None
+        return self.background.usable(messages, self.prompt_key)
+
+    def after_reply(self, sent: list[dict], messages) -> None:
+        """A model call answered: past PREPARE_AT of the limit, start summarizing the history as it was
+        sent (`sent`: it ends where the reply begins, so no tool round is cut and the cache holds it)."""
+        self.collect()
+        if (self.settings.background_compact != "on" or not self.auto_enabled or self.failed_this_turn
+                or not sent or sent[-1].get("role") != "user"):
+            return
+        if self.background.current is not None and self._prepared(messages) is not None:
+            return                                     # one at a time
+        if self.measure(messages) < self.settings.prepare_at * self.limit:
+            return
+        if estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS:
+            return
+        s, window = self.settings, self.window.tokens
+        job = SummaryJob(self.summarize, workspace=self.workspace, system=self.system, tools=self.tools,
+                         window=window, max_input_tokens=input_budget(window, s.summary_max_tokens))
+        self.background.start(sent, self.prompt_key, job, self.background_summarize)
+
+    def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
+               why: str = "") -> list[dict]:
+        """Put the prepared summary in place of what it covers (waiting for it if it is in flight);
+        what follows stays. Still over the limit: the blocking summary tops it up. It failed: as a
+        blocking summary that failed."""
+        waited = 0.0
+        if not prep.done.is_set():
+            self.emit(SummaryWait(prep.started))
+            begun = time.monotonic()
+            self.background.wait(prep, lambda _started: None)
+            waited = time.monotonic() - begun
+            self.collect()
+            if prep.text is None:
+                return self._fallback(out)
+        base = out if covers(prep.snapshot, out) else messages if covers(prep.snapshot, messages) else None
+        if base is None:
+            self.background.drop("the history it covers changed")
+            return self._summarize(out, "", AUTO, measured=measured, sent=messages)
+        note_transcript(self.continuity, prep.transcript, self.emit)
+        try:
+            new, after = summarized_history(base, prep.n, prep.text or "", prep.transcript, self.continuity,
+                                            self.system, self.tools)
+        except SummaryFailed as exc:
+            self.background.drop(str(exc))
+            self._count_failure(AUTO, exc)
+            return self._fallback(out)
+        self.background.applied(prep)
+        self.failures, self.auto_enabled = 0, True
+        self.meter.forget()
+        ago = time.monotonic() - (prep.finished or time.monotonic())
+        made = "from the session log" if prep.restored else f"prepared in {prep.seconds:.1f} s, {ago:.0f} s ago"
+        wait = f" · waited {waited:.1f} s" if waited >= 0.05 else ""
+        self.emit(Compaction(CompactionKind.COMPACTED, f"[{AUTO.label} applied: {measured:,} → {after:,} tokens · "
+                             f"{made}{wait}]" + (f" ({why})" if why else ""),
+                             {"before": measured, "after": after, "transcript": prep.transcript,
+                              "prepared_seconds": prep.seconds, "waited": waited, "covered": prep.n}))
+        if base is not out:
+            new = self.cheap_layers(new)
+        size = self.measure(new)
+        if size > self.limit:              # the part after the snapshot alone is too big: top it up
+            self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {self.limit:,} tokens after the "
+                                       "prepared summary"))
+            return self._summarize(new, "", AUTO, measured=size)
+        return new
 
     def _summarize(self, messages: list[dict], focus: str, kind: CompactionKind, measured: int | None = None,
                    scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None) -> list[dict]:
@@ -179,8 +288,8 @@ class Compactor:
         self.meter.forget()
         return new
 
-    def _count_failure(self, kind: CompactionKind, exc: Exception) -> None:
-        self.emit(Notice(f"[{kind.label} failed: {exc}; the history was kept]", "warning"))
+    def _count_failure(self, kind: CompactionKind, exc: Exception, where: str = "") -> None:
+        self.emit(Notice(f"[{kind.label} failed{where}: {exc}; the history was kept]", "warning"))
         if self.failed_this_turn:
             return
         self.failed_this_turn = True
@@ -218,6 +327,8 @@ class Compactor:
     def compact(self, messages: list[dict], focus: str = "") -> list[dict]:
         """The compact tool and /compact: summarize now (with an optional focus)."""
         self.emit(Compaction(MANUAL, f"[{MANUAL.label}]" + (f" focus: {focus}" if focus else "")))
+        self.collect()
+        self.background.drop("a manual compact summarized the history")
         self.failures, self.auto_enabled, self.failed_this_turn = 0, True, False
         return self._summarize(messages, focus, MANUAL)
 
@@ -226,9 +337,15 @@ class Compactor:
         the window it stated is used from now on; keep a recent tail, summarize the rest. The API's
         count against our own estimate of the same request scales every budget to the API's tokens."""
         said = f" ({counted:,} > {maximum:,} tokens)" if counted and maximum else ""
+        prep = self._prepared(messages)
         estimate = estimate_tokens(messages, self.system, self.tools)
         scale = counted / estimate if counted and estimate else 1.0
         self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] the API says the prompt is too long{said}; "
                                        "compacting and retrying once"))
         self.learn_window(maximum)
+        if prep is not None:
+            applied = self._apply(prep, messages, messages, counted or estimate)
+            if not maximum or estimate_tokens(applied, self.system, self.tools) * scale < maximum:
+                return applied
+            messages = applied
         return self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum)

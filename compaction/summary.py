@@ -178,13 +178,14 @@ def _ask(summarize: Summarize, make_request) -> tuple[str, str | None]:
     raise AssertionError("unreachable")
 
 
-def compact_history(messages: list[dict], job: SummaryJob) -> list[dict]:
+def compact_history(messages: list[dict], job: SummaryJob, keep_from: int | None = None) -> list[dict]:
     """Summarize the history and return the short one; raise SummaryFailed leaving the input as it was.
 
     The summary request is the history as it was last sent (`job.sent`: its prefix is what the prompt
     cache holds) up to the round the model has not seen, which is kept verbatim anyway; then the
-    instruction."""
-    return _summarized(messages, job, keep_tail_tokens=0, kind=CompactionKind.COMPACTED)
+    instruction. `keep_from` (a summary prepared in the background, background.py): the history is
+    summarized up to there — `job.sent` is then that part, as it was sent — and kept verbatim after."""
+    return _summarized(messages, job, keep_tail_tokens=0, kind=CompactionKind.COMPACTED, keep_from=keep_from)
 
 
 def reactive_compact(messages: list[dict], job: SummaryJob, scale: float = 1.0) -> list[dict]:
@@ -210,27 +211,35 @@ def _check_reply(text: str, stop_reason: str | None) -> str:
     return text
 
 
-def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, kind: CompactionKind) -> list[dict]:
-    keep_from = _keep_from(messages, keep_tail_tokens) if messages else 0
-    if estimate_tokens(messages[:keep_from]) < MIN_SUMMARIZABLE_TOKENS:
-        raise SummaryFailed("there is too little to summarize yet", trivial=True)
-    workspace, system, tools, emit = Path(job.workspace or Path.cwd()), job.system, job.tools, job.emit
-    before = estimate_tokens(messages, system, tools)
+def save_transcript(messages: list[dict], workspace: Path) -> str:
+    """Save the history a summary replaces; its path, relative to the workspace (SummaryFailed if it cannot)."""
     try:
-        transcript = relative(workspace, write_transcript(workspace, messages))
+        return relative(workspace, write_transcript(workspace, messages))
     except OSError as exc:
         raise SummaryFailed(f"cannot save the transcript: {exc.strerror or exc}") from None
-    keep = job.continuity or Continuity.from_history(messages, workspace)
+
+
+def note_transcript(keep: Continuity, transcript: str, emit: Emit) -> None:
     keep.saved(transcript, "transcript")
     emit(Compaction(CompactionKind.TRANSCRIPT, f"[transcript saved: {transcript}]", {"path": transcript}))
 
-    as_sent = job.sent if job.sent is not None else messages
-    source = messages[:keep_from] if keep_tail_tokens else as_sent[:unseen_start(as_sent)] or as_sent
+
+def ask_summary(source: list[dict], job: SummaryJob, transcript: str) -> str:
+    """The model's summary of `source` (the history as sent), checked; SummaryFailed if it cannot be used.
+    The one summary call: the blocking compaction and the one prepared in the background both make it."""
     budget = job.max_input_tokens or input_budget(job.window)
     instruction = summary_instruction(job.focus)
-    text = _check_reply(*_ask(job.summarize, lambda share: summary_request(
-        source, instruction, int(budget * share), system, tools, transcript)))
+    return _check_reply(*_ask(job.summarize, lambda share: summary_request(
+        source, instruction, int(budget * share), job.system, job.tools, transcript)))
 
+
+def summarized_history(messages: list[dict], keep_from: int, text: str, transcript: str, keep: Continuity,
+                       system=None, tools=None, before: int | None = None) -> tuple[list[dict], int]:
+    """(the history with messages[:keep_from] replaced by the summary message, its size): the summary,
+    then what the continuity keeps (the work ledger, the person's messages the rest no longer shows);
+    messages[keep_from:] stay as they are. SummaryFailed when that is not smaller; else the continuity
+    records the cut (`commit`)."""
+    before = estimate_tokens(messages, system, tools) if before is None else before
     extra, moved = keep.blocks_for_cut(messages[keep_from:], transcript)
     content = [{"type": "text", "text": f"{COMPACTED_PREFIX} The conversation so far was summarized to save "
                                         f"context; all of it is in {transcript} (read_file or grep it when you "
@@ -242,6 +251,29 @@ def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, ki
     if after >= before:
         raise SummaryFailed(f"the summary ({after:,} tokens) is not smaller than the history ({before:,})")
     keep.commit(moved, transcript)
+    return new, after
+
+
+def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, kind: CompactionKind,
+                keep_from: int | None = None) -> list[dict]:
+    given = keep_from is not None
+    if keep_from is None:
+        keep_from = _keep_from(messages, keep_tail_tokens) if messages else 0
+    if estimate_tokens(messages[:keep_from]) < MIN_SUMMARIZABLE_TOKENS:
+        raise SummaryFailed("there is too little to summarize yet", trivial=True)
+    workspace, system, tools, emit = Path(job.workspace or Path.cwd()), job.system, job.tools, job.emit
+    before = estimate_tokens(messages, system, tools)
+    transcript = save_transcript(messages, workspace)
+    keep = job.continuity or Continuity.from_history(messages, workspace)
+    note_transcript(keep, transcript, emit)
+
+    as_sent = job.sent if job.sent is not None else messages
+    if given:
+        source = as_sent[:keep_from]
+    else:
+        source = messages[:keep_from] if keep_tail_tokens else as_sent[:unseen_start(as_sent)] or as_sent
+    text = ask_summary(source, job, transcript)
+    new, after = summarized_history(messages, keep_from, text, transcript, keep, system, tools, before)
     shown = job.measured or before     # the size that triggered us, when the caller measured it
     emit(Compaction(kind, f"[{kind.label}] {shown:,} → {after:,} tokens", {"before": shown, "after": after,
                                                                           "transcript": transcript}))

@@ -15,6 +15,7 @@ would say; timing faults ({"hang"}, {"stall"}, {"delay"}) belong to the stand-in
 from __future__ import annotations
 
 import json
+import time
 
 from events import Emit, ignore
 from llm.contract import ErrorKind, LLMError, ModelReply, Request
@@ -67,6 +68,8 @@ class ScriptedModel(Exchange):
             self.answers.append(f"{status} {message}")
             raise from_status(status, "invalid_request_error", message, WHERE, body["model"], None)
         reply = self.next_reply(body)
+        if self.latency(body):
+            time.sleep(self.latency(body))
         if reply.get("drop") == "before":
             raise LLMError(f"The connection to {WHERE} dropped mid-answer.", ErrorKind.DROPPED, retryable=True)
         failure = self.scripted_error(reply, prompt)

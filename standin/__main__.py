@@ -25,6 +25,11 @@ def main(argv=None) -> int:
                         "(default: any non-empty key, and the admin endpoints are open to every local process)")
     parser.add_argument("--no-admin", action="store_true", help="serve no /_standin/ admin endpoints")
     parser.add_argument("--delay", type=float, default=0.01, help="seconds between streamed chunks")
+    parser.add_argument("--reply-latency", type=float, default=0.0, metavar="SECONDS",
+                        help="seconds before each answer starts (a real model's time to first token)")
+    parser.add_argument("--summary-latency", type=float, default=0.0, metavar="SECONDS",
+                        help="seconds before the answer to a summary request starts (one whose last message "
+                             "holds s08's <summary-request> instruction)")
     parser.add_argument("--lenient", action="store_true", help="skip request validation")
     parser.add_argument("--min-cacheable", type=int, default=1024, help="smallest prompt prefix that is cached")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request")
@@ -36,7 +41,8 @@ def main(argv=None) -> int:
     try:
         server = StandIn(script=script, brain=Brain(), strict=not args.lenient, context_window=args.window,
                          api_key=args.key, port=args.port, delay=args.delay, verbose=args.verbose,
-                         cache=PromptCache(min_cacheable=args.min_cacheable), admin=not args.no_admin).start()
+                         cache=PromptCache(min_cacheable=args.min_cacheable), admin=not args.no_admin,
+                         reply_latency=args.reply_latency, summary_latency=args.summary_latency).start()
     except OSError as exc:
         print(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1

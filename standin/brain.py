@@ -93,6 +93,13 @@ def _outcome(text: str) -> str:
     return f"{len(lines)} line{'' if len(lines) == 1 else 's'}" + (f", exit code {code.group(1)}" if code else "")
 
 
+def is_summary_request(body: dict) -> bool:
+    """Is this request s08 asking for a summary? Its last message holds the "<summary-request>" instruction
+    (compaction/summary.py)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return bool(messages) and isinstance(messages[-1], dict) and _summary_requested(messages)
+
+
 def _summary_requested(messages: list[dict]) -> bool:
     content = messages[-1]["content"]
     text = content if isinstance(content, str) else " ".join(

@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 
+from .brain import is_summary_request
 from .cache import PromptCache
 from .tokens import count_request_tokens, text_tokens
 from .validate import InvalidRequest, validate_request
@@ -80,7 +81,8 @@ class Exchange:
     """The scripted side of a conversation with s08, without the transport."""
 
     def __init__(self, script=None, brain=None, strict: bool = True, context_window: int = DEFAULT_WINDOW,
-                 cache: PromptCache | None = None, record: bool = True):
+                 cache: PromptCache | None = None, record: bool = True, reply_latency: float = 0.0,
+                 summary_latency: float = 0.0):
         self.replies = deque(script or [])
         self.brain = brain
         self.strict, self.context_window = strict, context_window
@@ -91,6 +93,13 @@ class Exchange:
         self.usages: list[dict] = []         # usage of every answered request, in order, with its body
         self.cache = cache or PromptCache()
         self.lock = threading.Lock()
+        # seconds before an answer starts, as a real model takes them: a summary request (its last message
+        # holds s08's "<summary-request>" instruction) takes summary_latency, every other one reply_latency
+        self.reply_latency, self.summary_latency = reply_latency, summary_latency
+
+    def latency(self, body: dict) -> float:
+        """How long the answer to this request waits before it starts."""
+        return self.summary_latency if is_summary_request(body) else self.reply_latency
 
     def queue(self, *replies) -> None:
         with self.lock:

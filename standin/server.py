@@ -18,6 +18,9 @@ is a dict (or a callable taking the request body and returning one):
     {"stall": 5, "text": ...}                        stop for 5 s half-way through the stream
     {"delay": 0.05, "chunk": 4}                      pace of the stream (seconds per chunk, chars)
 
+`reply_latency` / `summary_latency`: seconds every answer waits before it starts, as a real model's
+time to first token — a summary request (s08's "<summary-request>" instruction last) gets the second.
+
 Replies stream as SSE (chunked transfer encoding, so a drop is a real protocol
 error) or come back as JSON, with `usage` always set. Admin endpoints let a
 separate process drive a running stand-in: POST /_standin/queue (a list of
@@ -47,8 +50,9 @@ class StandIn(Exchange):
 
     def __init__(self, script=None, brain=None, strict: bool = True, context_window: int = DEFAULT_WINDOW,
                  api_key: str | None = None, port: int = 0, chunk: int = 12, delay: float = 0.0,
-                 verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True):
-        super().__init__(script, brain, strict, context_window, cache, record)
+                 verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True,
+                 reply_latency: float = 0.0, summary_latency: float = 0.0):
+        super().__init__(script, brain, strict, context_window, cache, record, reply_latency, summary_latency)
         self.api_key = api_key
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
         self.admin = admin                   # False: no /_standin/ endpoints at all (tests drive it in-process)
@@ -193,6 +197,9 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- answering ------------------------------------------------------------------
     def _answer(self, body: dict, reply: dict, prompt: int) -> None:
+        wait = self.standin.latency(body)
+        if wait:
+            time.sleep(wait)
         if reply.get("hang"):
             time.sleep(float(reply["hang"]))
         if reply.get("drop") == "before":

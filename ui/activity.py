@@ -26,6 +26,7 @@ class Activity:
         self.live: Live | None = None
         self.label, self.since, self.tail = "", 0.0, None
         self.spinner = Spinner("dots", style="cyan")
+        self.aside = lambda: ""          # what else goes on, shown after the label ("preparing summary… 4s")
 
     @property
     def running(self) -> bool:
@@ -60,6 +61,8 @@ class Activity:
         parts = [self.tail] if self.tail is not None else []
         if self.label:
             elapsed = int(time.monotonic() - self.since)
-            self.spinner.text = Text(f"{self.label} {elapsed}s · esc to interrupt", style="dim")
+            aside = self.aside()
+            self.spinner.text = Text(f"{self.label} {elapsed}s · esc to interrupt" + (f" · {aside}" if aside else ""),
+                                     style="dim")
             parts.append(self.spinner)
         return Group(*parts)

@@ -20,8 +20,8 @@ from rich.console import Console
 from rich.text import Text
 
 from events import (ClearScreen, Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice,
-                    RequestStarted, ResponseDone, Retrying, ShowToolResult, TextDelta, ToolFinished, ToolOutput,
-                    ToolStarted, TurnStatus)
+                    RequestStarted, ResponseDone, Retrying, ShowToolResult, SummaryWait, TextDelta, ToolFinished,
+                    ToolOutput, ToolStarted, TurnStatus)
 from .activity import Activity
 from .markdown_stream import MarkdownStream
 from .reports import context_report, cost_report, help_report, memory_report, status_line
@@ -112,6 +112,9 @@ class Renderer:
             self._print("[interrupted]", "bold red")
         elif isinstance(event, Compaction):
             self._print(compaction_line(event), COMPACTION_STYLE)
+        elif isinstance(event, SummaryWait):
+            self._settle()
+            self.activity.show("waiting for the summary being prepared…", since=event.since)
         elif isinstance(event, TurnStatus):
             self._print(status_line(event), "dim")
         elif isinstance(event, ContextReport):

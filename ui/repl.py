@@ -123,8 +123,10 @@ def _continuation(width: int, line_number: int, wrap_count: int) -> str:
 
 
 def _mode_hint(app):
-    mode = app.approvals.mode
-    return "" if mode == "default" else [("class:mode", f"approvals: {safe_line(mode)} (shift-tab)")]
+    mode, preparing = app.approvals.mode, app.agent.compactor.background.status()
+    hint = [] if mode == "default" else [("class:mode", f"approvals: {safe_line(mode)} (shift-tab)")]
+    return hint + ([("class:mode", "  ")] if hint and preparing else []) + ([("class:preparing", preparing)]
+                                                                          if preparing else [])
 
 
 @contextmanager
@@ -150,6 +152,7 @@ def run_repl(app, debug: bool = False) -> int:
     keys = KeyWatcher()
     renderer = Renderer(console, keys, app.workspace)
     app.set_emit(renderer)
+    renderer.activity.aside = lambda: app.agent.compactor.background.status()
     app.set_asker(Approver(console, renderer))
     app.ask = make_ask(console, renderer)
     print_banner(console, app)
@@ -160,8 +163,9 @@ def run_repl(app, debug: bool = False) -> int:
     session = PromptSession(history=_history(app.settings.s08_history_file, console, pastes),
                             auto_suggest=AutoSuggestFromHistory(), completer=SlashCompleter(dict(help_entries())),
                             complete_while_typing=True, key_bindings=_key_bindings(app, pastes, state),
-                            style=Style.from_dict({"prompt": "ansicyan bold", "mode": "ansiyellow"}),
-                            prompt_continuation=_continuation, rprompt=lambda: _mode_hint(app))
+                            style=Style.from_dict({"prompt": "ansicyan bold", "mode": "ansiyellow",
+                                                   "preparing": "ansibrightblack"}),
+                            prompt_continuation=_continuation, rprompt=lambda: _mode_hint(app), refresh_interval=1)
     while True:
         try:        # a Ctrl-C in the instant between the parts below comes as SIGINT: ignored
             with _between_prompts():

@@ -24,6 +24,7 @@ def status_line(event: TurnStatus) -> str:
     else:
         hit = "turn cache hit " + ("—" if event.hit_rate is None else f"{event.hit_rate:.0%}")
     mode = f" · approvals {event.mode}" if event.mode else ""
+    mode += f" · {safe_line(event.preparing)}" if event.preparing else ""
     if event.demo:
         return (f"offline demo model (scripted replies; /login for a real one) · "
                 f"context {event.context:,}/{event.limit:,} · {hit}{mode}")
@@ -61,6 +62,8 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
         out.append("· over CONTEXT_LIMIT: compaction runs before the next call", style="yellow")
     else:
         out.append(f"· {event.limit - event.total:,} free before compaction", style="dim")
+    if event.summary:
+        out.append(f"\nsummary prepared in the background: {safe_line(event.summary)}", style="dim")
     return out
 
 
