@@ -27,6 +27,13 @@ def make_project(workspace) -> None:
         (workspace / f"mod_{i}.py").write_text(body + "\n")
 
 
+def arrives(condition, timeout: float = 10) -> bool:
+    end = time.monotonic() + timeout
+    while not condition() and time.monotonic() < end:
+        time.sleep(0.02)
+    return condition()
+
+
 class Logged(Brain):
     """The demo brain, logging what it is asked: ("summary", n) or ("answer", last text)."""
 
@@ -49,8 +56,8 @@ def test_the_prompt_and_the_agent_go_on_while_a_slow_summary_is_prepared(repl, s
     child.sendline("read mod_0.py and mod_1.py and mod_2.py")
     child.expect_exact("Tool results")
     child.expect_exact(PROMPT)             # the turn ended: nobody waited for the summary being prepared
-    assert ("summary", "") in brain.log
     child.expect_exact("preparing summary")        # the prompt's status says so
+    assert arrives(lambda: ("summary", "") in brain.log)
     child.send("run echo hel")                     # typing while the job runs (its seconds tick on the right)
     time.sleep(2.5)
     child.sendline("lo")
@@ -87,7 +94,7 @@ def test_at_the_limit_the_prepared_summary_is_applied_and_the_rest_kept(repl, st
     assert "[compacted]" not in shown           # no blocking summary: the prepared one was used
     assert "waiting for the summary" not in shown or "waited" in shown
     child.sendline("/context")
-    child.expect_exact("context ")
+    child.expect_exact("summary prepared in the background: ")
     child.expect_exact(PROMPT)
     child.sendcontrol("d")
     child.expect(pexpect.EOF, timeout=15)

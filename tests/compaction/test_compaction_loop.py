@@ -55,7 +55,7 @@ def test_auto_compact_triggers_over_the_limit(app_for, standin, workspace):
         (workspace / f"f{i}.py").write_text(f"# file {i}\n" + "value = 'some python code here'\n" * 120)
     standin.brain = Model(*[{"tool_calls": [{"name": "read_file", "input": {"path": f"f{i}.py"}}]}
                             for i in range(6)], {"text": "All read."})
-    app, events = app_for(context_limit=5000)
+    app, events = app_for(context_limit=5000, background_compact="off")    # the blocking summary (as before it)
     assert app.turn("read all the files").text == "All read."
     triggered = messages_of(events, "auto_compact")
     assert triggered and triggered[0].startswith("[auto_compact triggered]") and "> 5,000 tokens" in triggered[0]
