@@ -198,7 +198,7 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
         elif reply.content:
             messages.append({"role": "assistant", "content": reply.content})
         agent.compactor.observe(messages, reply.usage)
-        agent.compactor.after_reply(sent, messages)
+        agent.compactor.after_reply(sent, messages, final=not any(b.get("type") == "tool_use" for b in reply.content))
         calls = [b for b in reply.content if b.get("type") == "tool_use"]
         if reply.stop_reason == "max_tokens":
             cut_off_rounds += 1

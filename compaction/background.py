@@ -128,6 +128,7 @@ class Background:
         self.on_record: Callable[[dict], None] | None = None
         self.wasted = self.started_count = 0
         self.threads: list[threading.Thread] = []
+        self.timed: list[float] = []          # seconds each finished summary job took
 
     # ---- the loop's thread -------------------------------------------------------------------
     def start(self, snapshot: list[dict], key: str, job: SummaryJob, summarize: Summarize) -> Preparation:
@@ -169,6 +170,7 @@ class Background:
         if prep is None or prep.collected or not prep.done.is_set():
             return None
         prep.collected = True
+        self.timed.append(prep.seconds)
         for event in prep.events:
             emit(event)
         prep.events = []
@@ -199,6 +201,10 @@ class Background:
         wait (the turn), not the preparation."""
         while not prep.done.wait(WAIT_STEP):
             tick(prep.started)
+
+    def typical_seconds(self) -> float | None:
+        """How long the last summaries took (None before the first)."""
+        return max(self.timed[-3:]) if self.timed else None
 
     def applied(self, prep: Preparation) -> None:
         self.current = None

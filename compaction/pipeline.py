@@ -59,6 +59,10 @@ if TYPE_CHECKING:
 AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMPACT, CompactionKind.REACTIVE_COMPACT
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 MAX_FAILURES = 3
+GROWTH_POINTS = 6           # the last model calls whose sizes give how fast the context grows
+MARGIN = 1.5                # start a summary this many summary-times before the limit
+FIRST_SUMMARY_GUESS = 20.0  # seconds a summary takes, until one was timed
+REFRESH_SHARE = 0.1         # a ready summary whose history grew by this share of the limit is made again
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
 
@@ -73,6 +77,7 @@ class Compactor:
         self.on_window: Callable[[int], None] | None = None     # records a learned window (the session log)
         self.background = Background(self.workspace)            # the summary prepared ahead (background.py)
         self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
+        self.growth: list[tuple[float, int]] = []                 # (time, size) after the last model calls
         self.failures, self.auto_enabled = 0, True
         self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
@@ -102,6 +107,7 @@ class Compactor:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
         prompt cache expired (for breakpoints of this `ttl` mode) is a cold one (see the module docstring)."""
         self.failed_this_turn = self.warned_this_turn = False
+        self.growth = []
         self.cold_turn = self.cache.cold(ttl)
 
     # ---- measuring ---------------------------------------------------------------------
@@ -200,23 +206,45 @@ class Compactor:
             return None
         return self.background.usable(messages, self.prompt_key)
 
-    def after_reply(self, sent: list[dict], messages) -> None:
-        """A model call answered: past PREPARE_AT of the limit, start summarizing the history as it was
-        sent (`sent`: it ends where the reply begins, so no tool round is cut and the cache holds it)."""
+    def after_reply(self, sent: list[dict], messages, final: bool = True) -> None:
+        """A model call answered (`final`: without tool calls — the turn ends, the person reads and types).
+        Past PREPARE_AT of the limit, start summarizing the history as it was sent (`sent`: it ends where
+        the reply begins, so no tool round is cut and the cache holds it) — at once when the turn ends
+        (the person's pause hides the summary's time); inside a turn only once the context, growing as
+        fast as it did in this turn's last calls, would reach the limit within about the time a summary
+        takes (so what is kept after it, and written to the cache again, stays small). A ready summary
+        is prepared again at a turn's end when the history grew by more than REFRESH_SHARE of the limit
+        since it was started (one request more, a smaller prompt to write after it)."""
         self.collect()
+        size, now = self.measure(messages), time.monotonic()
+        self.growth = [(t, n) for t, n in self.growth[-(GROWTH_POINTS - 1):] if n <= size] + [(now, size)]
         if (self.settings.background_compact != "on" or not self.auto_enabled or self.failed_this_turn
                 or not sent or sent[-1].get("role") != "user"):
             return
-        if self.background.current is not None and self._prepared(messages) is not None:
-            return                                     # one at a time
-        if self.measure(messages) < self.settings.prepare_at * self.limit:
+        if size < self.settings.prepare_at * self.limit or estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS:
             return
-        if estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS:
+        prep = self._prepared(messages)
+        if prep is not None:                           # one at a time
+            grown = size - estimate_tokens(list(prep.snapshot), self.system, self.tools)
+            if not (final and prep.ready and grown > REFRESH_SHARE * self.limit):
+                return
+            self.background.drop("a newer snapshot is prepared")
+        elif not final and not self._due(size):
             return
         s, window = self.settings, self.window.tokens
         job = SummaryJob(self.summarize, workspace=self.workspace, system=self.system, tools=self.tools,
                          window=window, max_input_tokens=input_budget(window, s.summary_max_tokens))
         self.background.start(sent, self.prompt_key, job, self.background_summarize)
+
+    def _due(self, size: int) -> bool:
+        """Inside a turn: would the context reach the limit within MARGIN × a summary's time, growing as
+        it did over this turn's last calls?"""
+        (t0, n0), (t1, n1) = self.growth[0], self.growth[-1]
+        if t1 - t0 <= 0 or n1 <= n0:
+            return len(self.growth) < 2          # nothing measured yet: start now
+        rate = (n1 - n0) / (t1 - t0)
+        took = self.background.typical_seconds() or FIRST_SUMMARY_GUESS
+        return self.limit - size <= MARGIN * rate * took
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
                why: str = "") -> list[dict]:
@@ -273,11 +301,13 @@ class Compactor:
                          tools=self.tools, window=window, max_input_tokens=input_budget(window, s.summary_max_tokens),
                          measured=measured or self.measure(messages), sent=sent, continuity=self.continuity,
                          emit=self.emit)
+        began = time.monotonic()
         try:
             if kind is REACTIVE:
                 new = reactive_compact(messages, job, scale)
             else:
                 new = compact_history(messages, job)
+            self.background.timed.append(time.monotonic() - began)     # how long a summary takes here
         except SummaryFailed as exc:
             if exc.trivial:
                 self.emit(Notice(f"[{kind.label}: {exc}]", "info"))

@@ -97,7 +97,8 @@ def is_summary_request(body: dict) -> bool:
     """Is this request s08 asking for a summary? Its last message holds the "<summary-request>" instruction
     (compaction/summary.py)."""
     messages = body.get("messages") if isinstance(body, dict) else None
-    return bool(messages) and isinstance(messages[-1], dict) and _summary_requested(messages)
+    return isinstance(messages, list) and bool(messages) and isinstance(messages[-1], dict) \
+        and _summary_requested(messages)
 
 
 def _summary_requested(messages: list[dict]) -> bool:

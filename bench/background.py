@@ -1,0 +1,134 @@
+"""How long does a compaction stop the session? Summaries prepared in the background against blocking
+ones (prints figures; not a test).
+
+    python bench/background.py              # the full grid, about 5 minutes (runs in parallel processes)
+    python bench/background.py --quick      # 5 s summaries and 0.5 s replies only
+
+The real agent (in-process, real SDK and HTTP) talks to the local stand-in, whose answers start after
+a reply latency (0.5 s or 2 s) and whose summaries after a summary latency (5 s or 20 s). Two
+experiments, each with BACKGROUND_COMPACT=off (the blocking design, s08 before it) and on:
+
+    read-all     one long turn: "read every Python file one by one" over a copy of s08's own sources
+                 (about 400,000 characters); the person never pauses
+    turns        ten turns of "read <three files>", the person pausing between turns for as long as a
+                 summary takes (its latency + 1 s) — the time a person reads the answer and types
+
+For each run: the summary requests (of which wasted: prepared, never applied), the time they took, the
+time the agent was blocked by them (blocking: all of it; background: waiting for one in flight at the
+limit, plus any blocking top-up), their ratio, and the billed input — uncached + 1.25 × cache writes
++ 0.1 × cache reads, from the stand-in's simulation of the prompt cache — against the blocking design.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agent import App  # noqa: E402
+from costs import Tally  # noqa: E402
+from events import Compaction  # noqa: E402
+from standin import Brain, StandIn  # noqa: E402
+from standin.brain import is_summary_request  # noqa: E402
+
+SOURCE_CHARS = 400_000
+TURNS = 10
+
+
+def make_workspace(folder: Path, chars: int = SOURCE_CHARS) -> list[str]:
+    """A copy of s08's sources (not its tests), in `find | sort` order, until `chars` characters."""
+    files, total = [], 0
+    for path in sorted(p for p in ROOT.rglob("*.py") if not {"tests", "bench", ".git"} & set(p.relative_to(ROOT).parts)
+                       and not any(part.startswith(".") for part in p.relative_to(ROOT).parts)):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if total + len(text) > chars:
+            break
+        target = folder / path.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        files.append(str(path.relative_to(ROOT)))
+        total += len(text)
+    return files
+
+
+def run(experiment: str, summary: float, reply: float, mode: str) -> dict:
+    folder = Path(tempfile.mkdtemp(prefix="s08-bench-bg-"))
+    try:
+        files = make_workspace(folder)
+        server = StandIn(brain=Brain(), reply_latency=reply, summary_latency=summary, record=True).start()
+        env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": str(folder / ".home"),
+               "PATH": "/usr/bin:/bin", "APPROVAL_MODE": "yolo", "BACKGROUND_COMPACT": mode}
+        app = App(folder, environ=env)
+        waited: list[float] = []
+        app.set_emit(lambda e: waited.append(e.details["waited"]) if isinstance(e, Compaction)
+                     and "waited" in e.details else None)
+        timed: list[tuple[str, float]] = []       # (thread, seconds) of every summary call
+        compactor = app.agent.compactor
+
+        def timing(call, where):
+            def timed_call(*args):
+                start = time.monotonic()
+                try:
+                    return call(*args)
+                finally:
+                    timed.append((where, time.monotonic() - start))
+            return timed_call
+        agent_summarize = app.agent.summarize
+        compactor.summarize = timing(lambda request: agent_summarize(request), "loop")
+        compactor.background_summarize = timing(lambda request, emit: agent_summarize(request, emit), "background")
+        start = time.monotonic()
+        if experiment == "read-all":
+            app.turn("read every Python file one by one")
+        else:
+            for turn in range(TURNS):
+                app.turn("read " + " and ".join(files[3 * turn: 3 * turn + 3]))
+                time.sleep(summary + 1)           # the person reads the answer and types the next request
+        wall = time.monotonic() - start
+        if experiment == "turns":
+            wall -= TURNS * (summary + 1)
+        compactor.background.close()
+        tally = Tally()
+        for usage in server.usages:
+            tally.add(usage)
+        summaries = sum(1 for body in server.requests if is_summary_request(body))
+        app.close()
+        server.stop()
+        summary_time = sum(s for _, s in timed)
+        blocked = sum(s for where, s in timed if where == "loop") + sum(waited)
+        return {"experiment": experiment, "summary": summary, "reply": reply, "mode": mode, "wall": wall,
+                "summaries": summaries, "wasted": compactor.background.wasted, "summary_time": summary_time,
+                "blocked": blocked, "billed": tally.billed_input, "calls": len(server.requests)}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="5 s summaries and 0.5 s replies only")
+    parser.add_argument("--workers", type=int, default=8)
+    args = parser.parse_args()
+    grid = [(e, s, r, m) for e in ("read-all", "turns") for s in ((5.0,) if args.quick else (5.0, 20.0))
+            for r in ((0.5,) if args.quick else (0.5, 2.0)) for m in ("off", "on")]
+    with ProcessPoolExecutor(args.workers) as pool:
+        results = list(pool.map(run, *zip(*grid)))
+    blocking = {(r["experiment"], r["summary"], r["reply"]): r for r in results if r["mode"] == "off"}
+    print("experiment  summary  reply  BACKGROUND  agent time  summaries (wasted)  summary time  blocked  "
+          "blocked/summary  billed input  vs blocking")
+    for r in results:
+        base = blocking[(r["experiment"], r["summary"], r["reply"])]
+        share = r["blocked"] / r["summary_time"] if r["summary_time"] else 0.0
+        print(f"{r['experiment']:<10}  {r['summary']:>5.0f} s  {r['reply']:>3.1f} s  {r['mode']:<10}  "
+              f"{r['wall']:>8.1f} s  {r['summaries']:>9} ({r['wasted']})  {r['summary_time']:>10.1f} s  "
+              f"{r['blocked']:>5.1f} s  {share:>15.2f}  {r['billed']:>12,.0f}  {r['billed'] / base['billed'] - 1:>+10.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
