@@ -91,6 +91,7 @@ class App:
         history.kept_state = self._state_records
         self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
         self.agent.compactor.background.on_record = history.note      # preparing, applying a summary
+        self.agent.compactor.prepare_between_turns = self.origin != "print"     # -p: no turn follows
 
     def _state_records(self) -> list[dict]:
         """What a catch-up snapshot of the session log writes besides the history."""

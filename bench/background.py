@@ -65,7 +65,7 @@ def run(experiment: str, summary: float, reply: float, mode: str) -> dict:
         server = StandIn(brain=Brain(), reply_latency=reply, summary_latency=summary, record=True).start()
         env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": str(folder / ".home"),
                "PATH": "/usr/bin:/bin", "APPROVAL_MODE": "yolo", "BACKGROUND_COMPACT": mode}
-        app = App(folder, environ=env)
+        app = App(folder, environ=env, origin="print" if experiment == "read-all" else "interactive")
         waited: list[float] = []
         app.set_emit(lambda e: waited.append(e.details["waited"]) if isinstance(e, Compaction)
                      and "waited" in e.details else None)
@@ -75,10 +75,9 @@ def run(experiment: str, summary: float, reply: float, mode: str) -> dict:
         def timing(call, where):
             def timed_call(*args):
                 start = time.monotonic()
-                try:
-                    return call(*args)
-                finally:
-                    timed.append((where, time.monotonic() - start))
+                out = call(*args)                 # (a call cancelled when s08 leaves is not counted)
+                timed.append((where, time.monotonic() - start))
+                return out
             return timed_call
         agent_summarize = app.agent.summarize
         compactor.summarize = timing(lambda request: agent_summarize(request), "loop")
@@ -89,10 +88,11 @@ def run(experiment: str, summary: float, reply: float, mode: str) -> dict:
         else:
             for turn in range(TURNS):
                 app.turn("read " + " and ".join(files[3 * turn: 3 * turn + 3]))
-                time.sleep(summary + 1)           # the person reads the answer and types the next request
+                if turn < TURNS - 1:
+                    time.sleep(summary + 1)       # the person reads the answer and types the next request
         wall = time.monotonic() - start
         if experiment == "turns":
-            wall -= TURNS * (summary + 1)
+            wall -= (TURNS - 1) * (summary + 1)
         compactor.background.close()
         tally = Tally()
         for usage in server.usages:

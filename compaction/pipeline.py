@@ -60,8 +60,9 @@ AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMP
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 MAX_FAILURES = 3
 GROWTH_POINTS = 6           # the last model calls whose sizes give how fast the context grows
-MARGIN = 1.5                # start a summary this many summary-times before the limit
-FIRST_SUMMARY_GUESS = 20.0  # seconds a summary takes, until one was timed
+MARGIN = 1.25               # start a summary this many summary-times before the limit ...
+TOO_LATE = 0.5              # ... but not when the limit is less than this many summary-times away
+FIRST_SUMMARY_GUESS = 10.0  # seconds a summary takes, until one was timed
 REFRESH_SHARE = 0.1         # a ready summary whose history grew by this share of the limit is made again
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
@@ -78,6 +79,7 @@ class Compactor:
         self.background = Background(self.workspace)            # the summary prepared ahead (background.py)
         self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
         self.growth: list[tuple[float, int]] = []                 # (time, size) after the last model calls
+        self.prepare_between_turns = True         # False when no turn follows (-p): nothing to prepare for
         self.failures, self.auto_enabled = 0, True
         self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
@@ -221,7 +223,8 @@ class Compactor:
         if (self.settings.background_compact != "on" or not self.auto_enabled or self.failed_this_turn
                 or not sent or sent[-1].get("role") != "user"):
             return
-        if size < self.settings.prepare_at * self.limit or estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS:
+        if (size < self.settings.prepare_at * self.limit or estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS
+                or final and not self.prepare_between_turns):
             return
         prep = self._prepared(messages)
         if prep is not None:                           # one at a time
@@ -238,13 +241,15 @@ class Compactor:
 
     def _due(self, size: int) -> bool:
         """Inside a turn: would the context reach the limit within MARGIN × a summary's time, growing as
-        it did over this turn's last calls?"""
+        it did over this turn's last calls? Not when it would reach it within half a summary's time: the
+        loop would wait for most of the summary anyway, and what it kept after it would be large — the
+        blocking summary at the limit is then as quick and leaves a smaller history (fewer summaries)."""
         (t0, n0), (t1, n1) = self.growth[0], self.growth[-1]
         if t1 - t0 <= 0 or n1 <= n0:
             return len(self.growth) < 2          # nothing measured yet: start now
-        rate = (n1 - n0) / (t1 - t0)
+        to_limit = (self.limit - size) / ((n1 - n0) / (t1 - t0))
         took = self.background.typical_seconds() or FIRST_SUMMARY_GUESS
-        return self.limit - size <= MARGIN * rate * took
+        return took * TOO_LATE < to_limit <= MARGIN * took
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
                why: str = "") -> list[dict]:
