@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from approvals import Answer, Approvals, parse_allow_list
-from shell_commands import split_command
+from approvals import split_command
 
 ATTACKS = [          # (command, what it leaves behind when run: a file name, or "net" for a connection)
     ("test -v 'a[$(touch pwn)]'", "pwn"),
