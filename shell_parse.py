@@ -32,6 +32,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 GLOB_CHARS = "*?["
+ESCAPES = re.compile(rb"(\\.)+", re.DOTALL)
 LEAVES = re.compile(r"(?<![\w-])(break|exit|return)(?![\w-])")
 _PARSER = Parser(Language(tree_sitter_bash.language()))
 OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>"}
@@ -220,11 +221,15 @@ class _Walker:
             else:
                 todo.extend(n.children)
 
-    def word(self, nodes: list[Node], ctx: _Ctx) -> Word:
+    def word(self, nodes: list, ctx: _Ctx) -> Word:
+        """One word from its nodes (and the escaped characters the grammar left between them)."""
         pieces: list = []
         literal = True
         for node in nodes:
-            literal &= self._pieces(node, ctx, pieces)
+            if isinstance(node, str):
+                pieces.extend((t, q, True) for t, q in _unescape_bare(node))
+            else:
+                literal &= self._pieces(node, ctx, pieces)
         text = "".join(t for t, _, _ in pieces)
         bare = "".join("\0" * len(t) if q else t for t, q, _ in pieces)
         if "{" in bare and "}" in bare and ("," in bare or ".." in bare):
@@ -232,17 +237,26 @@ class _Walker:
         glob = any(c in bare for c in GLOB_CHARS)
         return Word(text, literal, glob, bare.startswith(tuple(GLOB_CHARS)))
 
-    def words(self, nodes: list[Node], ctx: _Ctx) -> list[Word]:
-        """Words from nodes in source order; nodes that touch, or are joined by a line continuation
-        (`-\\<newline>o`), are one word to bash even where the grammar splits them."""
-        groups: list[list[Node]] = []
-        for node in sorted(nodes, key=lambda n: n.start_byte):
-            if groups:
-                gap = self.source[groups[-1][-1].end_byte:node.start_byte]
-                if gap.replace(b"\\\n", b"") == b"":
-                    groups[-1].append(node)
-                    continue
-            groups.append([node])
+    def words(self, nodes: list[Node], ctx: _Ctx, others: tuple = ()) -> list[Word]:
+        """Words from nodes in source order; `others` are the (start, end) spans of what stands between
+        them (redirections, assignments). Nodes that touch, or are joined by a line continuation
+        (`-\\<newline>o`) or an escaped character the grammar skipped (`'a'\\ "b"`), are one word to
+        bash even where the grammar splits them; any other text between them is not judged."""
+        spans = sorted([(n.start_byte, n.end_byte, n) for n in nodes] + [(a, b, None) for a, b in others],
+                       key=lambda span: span[0])
+        groups: list[list] = []
+        previous = None
+        for start, end, node in spans:
+            gap = self.source[previous[1]:start].replace(b"\\\n", b"") if previous else b""
+            if previous and gap and not gap.isspace() and not ESCAPES.fullmatch(gap):
+                self.script.constructs.add("text between words")
+            joined = previous is not None and previous[2] is not None and node is not None and \
+                (not gap or ESCAPES.fullmatch(gap))
+            if joined:
+                groups[-1] += [gap.decode("utf-8", "surrogatepass"), node] if gap else [node]
+            elif node is not None:
+                groups.append([node])
+            previous = (start, max(end, previous[1]) if previous else end, node)
         return [self.word(group, ctx) for group in groups]
 
     # ---- redirections ----------------------------------------------------------------------------
@@ -376,13 +390,19 @@ class _Walker:
                 [(f, c) for f, c in parts if f != "body"]
         word_nodes: list[Node] = []
         extra: list[Node] = []
+        others: list[tuple[int, int]] = []
         for field_name, child in parts:
             kind = child.type
             if kind == "command_name":
                 word_nodes.extend(child.children)
             elif kind in REDIRECTS:
+                found = len(extra)
                 simple.redirects += self.redirect(child, ctx, extra, node.id)
+                ends = [c.end_byte for c in child.children if c.type == "heredoc_start"]
+                others.append((child.start_byte, extra[found].start_byte if len(extra) > found
+                               else ends[0] if ends else child.end_byte))
             elif kind == "variable_assignment":
+                others.append((child.start_byte, child.end_byte))
                 simple.assignments.append(self.text(child))
                 self._substitutions(child, ctx)
             elif kind == "comment" or kind == "ERROR" and child.child_count == 0:
@@ -393,7 +413,7 @@ class _Walker:
                 else:
                     self.script.constructs.add(f"{kind} in a command")
                     self.stack.append((child, ctx))
-        for word in self.words(word_nodes + extra, ctx):
+        for word in self.words(word_nodes + extra, ctx, tuple(others)):
             simple.add(word)
 
     def flat(self, node: Node, ctx: _Ctx, lead: list[str]) -> None:
