@@ -3,12 +3,12 @@
 Not a sandbox: it stops the accidents that end a machine (`rm -rf /`, mkfs,
 shutdown/reboot, a fork bomb, an endless loop of background jobs, writing to a
 raw disk, killing every process, `find / -delete`, a recursive chmod/chown of
-the system). The command is read by the one shell parser (shell_parse.py,
+the system). The command is read by the one shell parser (approvals/shell.py,
 tree-sitter's bash grammar); only the word in command position counts, so
 `echo "rm -rf /"`, `grep shutdown notes.txt` or the word "pseudocode" are never
-refused. Wrappers (command_words.WRAPPERS: sudo, env, nohup, timeout…, here by
+refused. Wrappers (approvals/wrappers.py WRAPPERS: sudo, env, nohup, timeout…, here by
 any path, `/usr/bin/sudo` too) are looked through, so are the -c strings of
-every shell in command_words.SHELLS, `eval`, `su -c`, here-strings and
+every shell in approvals.wrappers.SHELLS, `eval`, `su -c`, here-strings and
 here-documents fed to a shell; paths are normalized (`/./`, `//`, `/usr/..`)
 and a `cd` to a protected folder makes the relative paths after it count
 (`cd / && rm -rf *`), until the subshell it ran in ends.
@@ -23,9 +23,9 @@ from __future__ import annotations
 import posixpath
 import re
 
-from command_options import known_option
-from command_words import ASSIGNMENT, SHELLS, WRAPPERS
-from shell_parse import Script, Simple, parse
+from approvals.options import known_option
+from approvals.shell import Script, Simple, parse
+from approvals.wrappers import ASSIGNMENT, SHELLS, WRAPPERS
 
 MAX_COMMAND_BYTES = 128 * 1024 - 1
 MAX_DEPTH = 3                      # nested `bash -c`, eval, `su -c`
