@@ -1,6 +1,7 @@
-"""A shell command line read by tree-sitter's bash grammar: its simple commands, each one's words and
+r"""A shell command line read by tree-sitter's bash grammar: its simple commands, each one's words and
 redirections, and what surrounds them. The bash guard (tools/bash_guard.py) and the approval policy
-(approvals/policy.py, approvals/read_only.py) both read commands through `parse`; neither splits words itself.
+(approvals/policy.py, approvals/read_only.py) both read commands through `parse`; neither splits
+words itself.
 
     cd src && uniq u/?.txt >/dev/null 2>&1; while true; do sleep 1 & done
     → Simple(words=["cd", "src"])
@@ -11,22 +12,26 @@ redirections, and what surrounds them. The bash guard (tools/bash_guard.py) and 
 Words come with quotes removed where bash would take them literally; a word that holds an
 expansion (`$X`, `${X}`, `$'…'`, a brace list, `$((…))`) or a substitution (`$(…)`, `` `…` ``,
 `<(…)`) is marked not literal, and its text keeps the expansion as written (`"$HOME"/` → `$HOME/`).
-The grammar hangs a redirection written after the last command of a list or pipeline
-(`a && b >f`) on the whole list: each of its commands gets it here, which only makes the policy
-stricter and the guard more watchful. What the grammar could not read (ERROR, a missing token) sets `errors`: the policy then asks. The
-commands inside substitutions, function bodies, loops and here-document pipelines are listed too,
-each with its context, so the guard sees every command that could run.
+Where the grammar splits what bash reads as one word (`-\<newline>o`, `'a'\ b`, `$"x"`) the
+pieces are joined again; other text the grammar skipped between words is not judged. Redirections
+keep their descriptor, operator and target; a here-document its body; here-documents and
+here-strings are listed as redirections. The grammar hangs a redirection written after the last
+command of a list or pipeline (`a && b >f`) on the whole list: each of its commands gets it here,
+which only makes the policy stricter and the guard more watchful.
 
-Constructs the policy does not judge are named in `constructs` (function, case, select, arithmetic,
-[[, substitution, coproc-like unknown nodes); the guard ignores that set, the policy asks.
+What the grammar could not read (ERROR, a missing token) sets `errors`. Constructs the policy does
+not judge are named in `constructs` (function, case, select, arithmetic, [[, substitution, nodes of
+a kind not known here); a job put in the background inside a loop sets `background_in_loop`. The
+policy asks about all of these; the guard ignores them and looks at every command that could run:
+the commands inside substitutions, function bodies, loops and here-document pipelines are listed
+too, each with its context. The walk keeps its own stack: deep nesting costs no recursion.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
-
-import re
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -103,9 +108,6 @@ class Script:
     errors: bool = False          # the grammar could not read part of it
     background_in_loop: bool = False
     loops: list[Loop] = field(default_factory=list)
-
-    def by_id(self) -> dict[int, Simple]:
-        return {c.id: c for c in self.commands}
 
 
 class _Ctx(NamedTuple):
