@@ -37,6 +37,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 GLOB_CHARS = "*?["
+PLAIN_SKIP = re.compile(r"[\\*?\[{]")
 ESCAPES = re.compile(rb"(\\.)+", re.DOTALL)
 LEAVES = re.compile(r"(?<![\w-])(break|exit|return)(?![\w-])")
 _PARSER = Parser(Language(tree_sitter_bash.language()))
@@ -225,6 +226,10 @@ class _Walker:
 
     def word(self, nodes: list, ctx: _Ctx) -> Word:
         """One word from its nodes (and the escaped characters the grammar left between them)."""
+        if len(nodes) == 1 and nodes[0].type in ("word", "number"):
+            text = self.text(nodes[0])
+            if not PLAIN_SKIP.search(text):             # the common case: nothing to remove or expand
+                return Word(text)
         pieces: list = []
         literal = True
         for node in nodes:
