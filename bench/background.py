@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent import App  # noqa: E402
-from costs import Tally  # noqa: E402
+from session.costs import TokenTally  # noqa: E402
 from events import Compaction  # noqa: E402
 from standin import Brain, StandIn  # noqa: E402
 from standin.brain import is_summary_request  # noqa: E402
@@ -94,7 +94,7 @@ def run(experiment: str, summary: float, reply: float, mode: str) -> dict:
         if experiment == "turns":
             wall -= (TURNS - 1) * (summary + 1)
         compactor.background.close()
-        tally = Tally()
+        tally = TokenTally()
         for usage in server.usages:
             tally.add(usage)
         summaries = sum(1 for body in server.requests if is_summary_request(body))

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Callable
 
 from events import Emit, RequestStarted, ResponseDone, Retrying
-from history import blocks
+from messages import blocks
 from .boundaries import safe_cuts
 from .summary import SummaryFailed, SummaryJob, ask_summary, save_transcript
 

@@ -29,8 +29,8 @@ import pytest
 from compaction.background import covers, history_hash
 from compaction.markers import SUMMARY_PREFIX
 from conftest import base_env, popen_agent, run_agent
-from session import list_sessions, load_session
-from session_replay import _record_ok, apply_record
+from session.log import list_sessions, load_session
+from session.replay import _record_ok, apply_record
 from standin import Brain, validate_request
 
 pytestmark = pytest.mark.slow

@@ -30,7 +30,7 @@ from compaction.tokens import estimate_text, estimate_tokens
 from compaction.user_messages import NOTE_TOKENS
 from config import Settings
 from helpers import ask, call, phrases, results, say
-from history import add_user_text
+from messages import add_user_text
 from standin import validate_request
 
 WORDS = ["never", "touch", "legacy/", "keep", "tabs", "不要", "修改", "parser", "[compacted]", "Summary"]
