@@ -120,11 +120,11 @@ def test_the_window_the_api_states_is_used_for_the_session_and_its_resume(app_fo
 
 # ---- compaction timed by the prompt cache -----------------------------------------------------------
 
-def history_at(app_for, standin, workspace, share: float):
+def history_at(app_for, standin, workspace, share: float, **settings):
     """An app whose history is about `share` of CONTEXT_LIMIT (10,000), on a clock the test moves."""
     now = [1000.0]
     standin.brain = Model(*reads(workspace, 2, 300), {"text": "later"}, summaries=[{"text": "Summary: read two."}])
-    app, events = app_for(context_limit=10_000, micro_clear_at_least=10 ** 6)
+    app, events = app_for(context_limit=10_000, micro_clear_at_least=10 ** 6, **settings)
     app.agent.compactor.cache.clock = lambda: now[0]
     for i in range(2):
         app.turn(f"read module {i}")
@@ -143,7 +143,7 @@ def test_a_turn_on_a_cold_cache_compacts_past_the_threshold(app_for, standin, wo
 
 
 def test_a_turn_on_a_warm_cache_does_not(app_for, standin, workspace):
-    app, events, now = history_at(app_for, standin, workspace, 0.6)
+    app, events, now = history_at(app_for, standin, workspace, 0.6, background_compact="off")   # none prepared
     now[0] += 60
     app.turn("and now?")
     assert not [e for e in events if isinstance(e, Compaction) and e.layer == "auto_compact"]
