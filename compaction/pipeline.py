@@ -60,9 +60,9 @@ AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMP
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 MAX_FAILURES = 3
 GROWTH_POINTS = 6           # the last model calls whose sizes give how fast the context grows
-MARGIN = 1.25               # start a summary this many summary-times before the limit ...
+MARGIN = 1.5                # start a summary this many summary-times before the limit ...
 TOO_LATE = 0.5              # ... but not when the limit is less than this many summary-times away
-FIRST_SUMMARY_GUESS = 10.0  # seconds a summary takes, until one was timed
+FIRST_SUMMARY_GUESS = 20.0  # seconds a summary takes, until one was timed (then: no "too late")
 REFRESH_SHARE = 0.1         # a ready summary whose history grew by this share of the limit is made again
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
@@ -248,7 +248,9 @@ class Compactor:
         if t1 - t0 <= 0 or n1 <= n0:
             return len(self.growth) < 2          # nothing measured yet: start now
         to_limit = (self.limit - size) / ((n1 - n0) / (t1 - t0))
-        took = self.background.typical_seconds() or FIRST_SUMMARY_GUESS
+        took = self.background.typical_seconds()
+        if took is None:                         # no summary timed yet: assume a slow one
+            return to_limit <= MARGIN * FIRST_SUMMARY_GUESS
         return took * TOO_LATE < to_limit <= MARGIN * took
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,

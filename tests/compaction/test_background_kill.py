@@ -3,7 +3,8 @@
 `python agent.py -p "read every Python file one by one"` runs against the strict stand-in with a
 slow summary (its replies fast), with a small CONTEXT_LIMIT so summaries are prepared and applied
 several times. It is killed (SIGKILL) at a moment read from its own session log: while a summary
-is being prepared, once one is ready but not applied, right as one is applied, or at a random time.
+is being prepared, once one is ready but not applied, right as one is applied, or at a random time
+once summaries are being prepared.
 Then the log is checked record by record, and `--continue` runs another request that reads more
 files (so the resumed session compacts too):
   - the replayed history is one the API accepts (the stand-in's validator; the stand-in also
@@ -34,7 +35,7 @@ from session.replay import _record_ok, apply_record
 from standin import Brain, validate_request
 
 pytestmark = pytest.mark.slow
-FILES = 16
+FILES = 30
 
 
 def make_project(workspace: Path) -> None:
@@ -105,7 +106,7 @@ def wait_for(path_of, kind: str, timeout: float = 60) -> bool:
 def test_kill_9_around_a_background_summary_then_continue(tmp_path, workspace, standin, moment, seed):
     make_project(workspace)
     standin.brain = Brain()
-    standin.reply_latency, standin.summary_latency = 0.02, 0.8
+    standin.reply_latency, standin.summary_latency = 0.3, 0.8
     env = base_env(tmp_path, standin, context_limit=9000, prepare_at=0.5)
     proc = popen_agent("-p", "read every Python file one by one", env=env, cwd=workspace,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -115,8 +116,9 @@ def test_kill_9_around_a_background_summary_then_continue(tmp_path, workspace, s
         return found[0] if found else None
     rng = random.Random(seed)
     try:
-        if moment == "random":
-            time.sleep(rng.uniform(1.0, 6.0))
+        if moment == "random":           # any moment once summaries are prepared
+            assert wait_for(log_path, "prepare"), "no summary was prepared"
+            time.sleep(rng.uniform(0, 3.0))
         else:
             assert wait_for(log_path, moment), f"no {moment!r} record appeared"
             time.sleep(rng.uniform(0, 0.3) if moment == "prepare" else 0)
