@@ -118,6 +118,7 @@ class App:
         return history
 
     def close(self) -> None:
+        self.agent.compactor.collect()            # a summary ready by now is logged, for --continue
         self.agent.compactor.background.close()
         self.messages.log.close()
         self.access.close()

@@ -23,6 +23,10 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "kept",    "typed": [...], "ledger": {...}}                      both of those, whole (written
                                                                            after a catch-up snapshot)
     {"t": "window",  "tokens": 12000}                                      the API stated the window
+    {"t": "prepare" | "prepared" | "dropped" | "applied", "n": 34, …}      a summary of the first 34
+                                                                           messages prepared in the
+                                                                           background, and its fate
+                                                                           (compaction/background.py)
 
 Replaying the records gives the history exactly as the model would see it
 next, the person's messages and the work ledger that every compaction keeps
