@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from access import Access
+from app_habits import HabitsMixin
 from approvals import Approvals, parse_allow_list
 from commands import UNUSABLE
 from compaction import Continuity
 from config import missing_key_message
-from costs import Ledger, price_of
+from costs import Ledger, price_of, with_model_window
 from credentials import consent_file
 from events import Ask, Bus, ClearScreen, Emit, Notice, ToolFinished, TurnStatus
 from history import drop_interruption_marks
@@ -36,8 +37,9 @@ from session import LoadedSession, SessionHistory, SessionLog, UsageLog, open_se
 from version import program_name
 
 
-class App:
-    """One session: the settings, the agent, the conversation; the slash commands are in commands.py."""
+class App(HabitsMixin):
+    """One session: the settings, the agent, the conversation; the slash commands are in commands.py
+    (the model choice, /resume, !command, @path, /undo and /rewind: app_habits.py)."""
 
     agent: Agent                  # set by load() before anything uses it
     approvals: Approvals
@@ -46,7 +48,7 @@ class App:
 
     def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
                  resume: LoadedSession | None = None, demo: str | None = None, origin: str = "interactive",
-                 approval_mode: str | None = None):
+                 approval_mode: str | None = None, model: str | None = None):
         self.workspace = workspace.resolve()
         self.env_file, self.environ, self.origin = env_file, environ, origin
         self.ask: Ask | None = None               # the UI's way to ask the person (None: nobody to ask)
@@ -67,6 +69,10 @@ class App:
         self.load()
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
+        if resume is not None:
+            self.restore_session_state(resume, model)        # its checkpoints, and the model chosen
+        elif model:
+            self.set_model(model, quiet=True)                # --model
         if resume is not None and resume.repaired:
             for state in self._state_records():        # the repair snapshot, completed with what it lacked
                 self.messages.note(state)
@@ -79,8 +85,9 @@ class App:
         self.emit(Notice(text, "warning"))
 
     def _new_history(self) -> SessionHistory:
+        chosen = {"model_choice": self.access.pins.chosen} if self.access.pins.chosen else {}
         return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
-                                                                     "origin": self.origin}),
+                                                                     "origin": self.origin, **chosen}),
                               self._log_problem)
 
     def _use_history(self, history: SessionHistory) -> None:
@@ -90,11 +97,13 @@ class App:
         self.continuity.connect(history.note)
         history.kept_state = self._state_records
         self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
+        self.use_checkpoints(history)
 
     def _state_records(self) -> list[dict]:
         """What a catch-up snapshot of the session log writes besides the history."""
         learned = self.agent.compactor.window.learned
-        return [self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
+        return ([self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
+                + self.continuity.rewound_records() + self.checkpoints.records() + self.model_records())
 
     def _resume(self, loaded: LoadedSession) -> SessionHistory:
         """The logged history, its token totals, and the size of the prompt the log last measured."""
@@ -127,6 +136,7 @@ class App:
     # ---- building from the settings ---------------------------------------------------
     def _read_settings(self) -> None:
         self.settings, self.warnings = self.access.settings(), self.access.result.warnings
+        self.settings = with_model_window(self.settings, self.access.sources)     # the window follows the model
         if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
             self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
                                        parse_allow_list(self.settings.allow_commands))
@@ -239,7 +249,9 @@ class App:
         if blocked:
             return TurnResult(ok=False, error=blocked)
         self.ledger.begin_turn()
-        result = run_turn(self.messages, text, self.agent)
+        self.checkpoints.prompt = self.continuity.turn + (1 if text and text.strip() else 0)
+        attached = self.attachments_for(text) if text else ()
+        result = run_turn(self.messages, text, self.agent, attached)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
@@ -255,7 +267,8 @@ class App:
         """(input, output) USD per million tokens of `model`; MODEL_PRICE applies to the person's own
         model (not the demo's, which is free); None when unknown."""
         own = self.access.pins.apply(self.access.result.settings)
-        return price_of(model, own.model_price if model == own.model_id else "")
+        mine = model == own.model_id and self.access.pins.chosen in (None, self.access.pins.model_base)
+        return price_of(model, own.model_price if mine else "")
 
     def clear(self) -> None:
         self.close()

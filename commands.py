@@ -5,7 +5,8 @@ line of help and a handler `fn(app, arg)`.
     def _name(app, arg): ...               returns None, or UNUSABLE when it needs the REPL
 
     dispatch(app, text)   one line of input: QUIT, a command (None, UNKNOWN or UNUSABLE), or a turn
-                          (its TurnResult). "//etc" sends "/etc" to the model.
+                          (its TurnResult). "//etc" sends "/etc" to the model; "!cmd" runs the
+                          person's own shell command (own_command.py).
 
 Commands say everything through events (app.emit); the UI decides how it looks.
 """
@@ -59,6 +60,9 @@ def dispatch(app, text: str):
         return QUIT
     if word.startswith("//"):
         return app.turn(text[1:])                    # "//etc" sends "/etc"
+    if text.startswith("!"):
+        app.run_own(text[1:])                        # the person's own command: no model call
+        return None
     if word.startswith("/") and "/" not in word[1:]:
         found = COMMANDS.get(word)
         if found is None:
@@ -118,6 +122,27 @@ def _memory(app, _arg: str) -> None:
     agent.refresh_instructions()
     app.emit(MemoryReport(agent.instructions, [e.text for e in keep.typed.entries], keep.user_budget,
                           keep.ledger, keep.ledger.render(keep.ledger_budget), keep.ledger_budget))
+
+
+@command("/model", "choose the model: /model NAME, or /model for a list of the known ones")
+def _model(app, arg: str):
+    return app.pick_model(arg)
+
+
+@command("/resume", "go on with another saved session of this workspace: /resume [ID] (a list without ID)")
+def _resume(app, arg: str):
+    return app.resume_other(arg)
+
+
+@command("/undo", "put back the files the last turn changed with write_file / edit_file (not shell commands)")
+def _undo(app, _arg: str) -> None:
+    app.undo()
+
+
+@command("/rewind", "go back to before one of your messages: files, and the conversation if you like: "
+                    "/rewind [N [files|all]]")
+def _rewind(app, arg: str):
+    return app.rewind(arg)
 
 
 @command("/login", "check an API key and store it in your user-level settings file")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from approvals import Approvals
 from big_input import fit_input
@@ -63,6 +64,7 @@ class Agent:
     approvals: Approvals = field(default_factory=Approvals)
     ask: object = None
     secrets: tuple | None = None              # every credential to redact; None: the provider's (or the settings')
+    checkpoints: Any = None                   # what files were before the file tools changed them (checkpoints.py)
 
     def __post_init__(self):
         self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
@@ -228,9 +230,10 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             return reply
 
 
-def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult:
+def run_turn(messages: list[dict], text: str | None, agent: Agent, attached: tuple[str, ...] = ()) -> TurnResult:
     """One user turn. `text=None` re-runs the history as it is (/retry). Never raises for
-    Ctrl-C or a failed model call: the history is left valid and the reason is emitted."""
+    Ctrl-C or a failed model call: the history is left valid and the reason is emitted. `attached`:
+    text blocks that follow the person's message (the files it mentions with @, mentions.py)."""
     close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
     agent.begin_turn()
     text = clean_text(text) if text is not None else None
@@ -238,6 +241,8 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
         text = fit_input(text, agent.compactor.window.tokens, agent.workspace, agent.emit)
         agent.continuity.typed_message(text)      # recorded as the person's, before it enters the history
         add_user_text(messages, text)
+        for block in attached:
+            add_user_text(messages, block)
     try:
         reply = agent_loop(messages, agent)
         final = text_of({"content": reply.content}) if reply.content else ""

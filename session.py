@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Callable
 
 from events import ResponseDone
-from history import SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
+from history import PERSON_NOTES, SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
 from session_file import (SessionBusy, SessionLog, find_session, list_sessions,  # noqa: F401  (re-exported)
                           new_session_id, session_origin)
 from session_replay import LoadedSession, legacy_typed_texts, load_session, replay  # noqa: F401  (re-exported)
@@ -271,7 +271,8 @@ def open_session(workspace: Path, loaded: LoadedSession, on_error=None) -> Sessi
                               "stopped — marked as interrupted")
     if history and history[-1]["role"] == "user" and not repaired:
         last = blocks(history[-1])
-        if last and last[-1].get("type") == "text" and last[-1].get("text") not in STOP_MARKS:
+        if last and last[-1].get("type") == "text" and last[-1].get("text") not in STOP_MARKS \
+                and not str(last[-1].get("text", "")).startswith(PERSON_NOTES):     # !cmd, /undo: no request
             # the person's own Ctrl-C already left its mark: only a session that died gets this one
             add_user_text(history, SESSION_STOPPED_MARK)
             loaded.unanswered = True
