@@ -190,7 +190,7 @@ class HabitsMixin:
     def attachments_for(self, text: str) -> tuple[str, ...]:
         if "@" not in text:
             return ()
-        got = attach(text, self.workspace, budget_for(self.agent.compactor.window.tokens), self.agent.tool_ctx.redact)
+        got = attach(text, self.workspace, budget_for(self.agent.compactor.limit), self.agent.tool_ctx.redact)
         for line in got.refused:
             self.emit(Notice(line, "warning"))
         turn = self.continuity.turn + 1          # the number the message gets when the turn records it

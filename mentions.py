@@ -3,9 +3,9 @@
     mentioned(text)                         the paths a message mentions: `@src/app.py`, `@"a b.txt"`
     attach(text, workspace, budget, redact) -> Attached
         the files' contents as text blocks that follow the message, within `budget` characters for all
-        of them (a file that does not fit is sent as its head and tail, with its path and how to read
-        the rest — the big-input rule of big_input.py); the paths attached; one line for each mention
-        that was refused
+        of them (budget_for: a quarter of CONTEXT_LIMIT; a file that does not fit is sent as its head and
+        tail, with its path and how to read the rest — the big-input rule of big_input.py); the paths
+        attached; one line for each mention that was refused
 
 A mention is confined like read_file (tools/workspace.py and tools/safe_fs.py: inside the workspace,
 no link followed that leads out or appeared after the check), binary files are refused with a line, and
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from compaction.markers import ATTACHED_OPEN
 from storage import relative
 from tools.safe_fs import open_file
 from tools.workspace import ToolError, resolve_in_workspace
@@ -30,9 +31,10 @@ MENTION = re.compile(r'(?:(?<=\s)|^)@(?:"([^"\n]+)"|(\S+))')
 TRAILING = ",.;:!?)]}'\""              # punctuation after a mention that is not part of the path
 BINARY_SNIFF_BYTES = 8192
 READ_MOST = 4 * 1024 * 1024            # bytes read of one file; the rest is only pointed at
-MAX_SHARE_OF_WINDOW = 0.25             # of the context window (in characters), for all mentions of a message
+MAX_SHARE = 0.25                       # of CONTEXT_LIMIT (in characters), for all mentions of a message
 CHARS_PER_TOKEN = 3.5
 MAX_MENTIONS = 20
+MIN_PREVIEW = 200                      # characters of head (and of tail) below which only the path is sent
 
 
 @dataclass
@@ -42,9 +44,10 @@ class Attached:
     refused: list[str] = field(default_factory=list)
 
 
-def budget_for(window_tokens: int) -> int:
-    """Characters all the files of one message may take: a quarter of the window."""
-    return int(window_tokens * CHARS_PER_TOKEN * MAX_SHARE_OF_WINDOW)
+def budget_for(limit_tokens: int) -> int:
+    """Characters all the files of one message may take: a quarter of the context that compaction keeps
+    (CONTEXT_LIMIT, or less under a window the API stated), so a mention never sets off a compaction."""
+    return int(limit_tokens * CHARS_PER_TOKEN * MAX_SHARE)
 
 
 def mentioned(text: str) -> list[str]:
@@ -113,13 +116,17 @@ def _read(root: Path, target: Path, shown: str, budget: int, redact) -> str | No
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         return None
     text = redact(data.decode("utf-8", errors="replace"))
-    head = f'<attached-file path="{shown}" mentioned-by="user" size="{size:,} bytes">\n'
+    head = f'{ATTACHED_OPEN}path="{shown}" mentioned-by="user" size="{size:,} bytes">\n'
     tail = "\n</attached-file>"
     room = budget - len(head) - len(tail) - 400
     if size <= READ_MOST and len(text) <= room:
         return head + text.rstrip("\n") + tail
-    half = max(0, room // 2)
+    half = room // 2
+    read = f"read_file(path=\"{shown}\", offset=<first line>, limit=<lines>)"
+    if half < MIN_PREVIEW:
+        return head + (f"[No room is left for this file in the message ({size:,} bytes; the files mentioned "
+                       f"before it took the budget). Read it with {read}.]") + tail
     note = (f"[The file is too large to attach whole ({size:,} bytes): its first and last {half:,} characters "
-            f"are here. Read the rest with read_file(path=\"{shown}\", offset=<first line>, limit=<lines>).]")
-    body = text[:half] + f"\n[… the middle of {shown} is left out …]\n" + text[-half:] if half else ""
+            f"are here. Read the rest with {read}.]")
+    body = text[:half] + f"\n[… the middle of {shown} is left out …]\n" + text[-half:]
     return head + note + ("\n" + body if body else "") + tail

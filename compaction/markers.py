@@ -17,3 +17,5 @@ COMPACTED_PREFIX = "[compacted]"
 SUMMARY_PREFIX = "Summary of the conversation so far:\n"
 SNIP_PREFIX = "[snipped "
 PLACEHOLDER_PREFIX = "[Previous: used "
+ATTACHED_OPEN = "<attached-file "        # a file the person attached with @path (mentions.py): not compaction's,
+                                         # but a summary must not take it before the model has read it
