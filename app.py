@@ -2,7 +2,7 @@
 
     App(workspace, env_file, environ, resume, demo, origin, approval_mode)
       .bus / .emit     every event goes through one Bus: the cost ledger, the last tool call (/last)
-                       and the usage log (session.UsageLog) subscribe first, the UI (set_emit) last
+                       and the usage log (session.UsageRecorder) subscribe first, the UI (set_emit) last
       .turn(text)      one turn (None: send the conversation again, for /retry)
       .compact / .retry / .clear / .login / .logout     what the slash commands (commands.py) do
       ._blocked()      the one "can anything be sent now?" check: settings re-read, endpoint agreed,
@@ -20,24 +20,25 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from access import Access
-from app_habits import HabitsMixin
-from approvals import Approvals, parse_allow_list
+from access.model_access import Access
+from access.login import login as log_in, logout as log_out
+import app_habits
+from approvals.policy import Approvals, parse_allow_list
 from commands import UNUSABLE
 from compaction import Continuity
 from config import missing_key_message
-from costs import Ledger, price_of, with_model_window
-from credentials import consent_file
-from events import Ask, Bus, ClearScreen, Emit, Notice, ToolFinished, TurnStatus
-from history import drop_interruption_marks
+from session.costs import CostTracker, price_of, with_model_window
+from access.credentials import consent_file
+from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFinished, TurnStatus
+from messages import drop_interruption_marks
 from llm import make_provider
-from loop import Agent, TurnResult, run_turn
+from loop.agent_loop import Agent, TurnResult, run_turn
 from redact import redact_data
-from session import LoadedSession, SessionHistory, SessionLog, UsageLog, open_session
+from session.log import LoadedSession, LoggedHistory, SessionLog, UsageRecorder, open_session
 from version import program_name
 
 
-class App(HabitsMixin):
+class App:
     """One session: the settings, the agent, the conversation; the slash commands are in commands.py
     (the model choice, /resume, !command, @path, /undo and /rewind: app_habits.py)."""
 
@@ -53,14 +54,14 @@ class App(HabitsMixin):
         self.env_file, self.environ, self.origin = env_file, environ, origin
         self.ask: Ask | None = None               # the UI's way to ask the person (None: nobody to ask)
         self.access = Access(self.workspace, env_file, environ, demo)   # settings, pinned endpoint, demo
-        self.ledger = Ledger(lambda: (self.settings.model_id, self.price))   # each call at the model serving it
-        self.messages = SessionHistory()          # replaced below; exists before anything can emit
+        self.ledger = CostTracker(lambda: (self.settings.model_id, self.price))   # each call at the model serving it
+        self.messages = LoggedHistory()          # replaced below; exists before anything can emit
         self.bus = Bus()
         self._ui: Emit | None = None              # the UI's subscription (set_emit)
         self.emit = self.bus.emit                 # wired once: the agent and every part emit here
         self.bus.subscribe(self.ledger)
         self.bus.subscribe(self._note_tool)
-        self.bus.subscribe(UsageLog(lambda: self.messages, lambda: self.settings.model_id))   # /cost after a resume
+        self.bus.subscribe(UsageRecorder(lambda: self.messages, lambda: self.settings.model_id))   # /cost after a resume
         self.approvals, self.approval_mode, self.approver = None, approval_mode, None   # type: ignore[assignment]
         self.last_tool: ToolFinished | None = None
         self.resumed = resume
@@ -70,9 +71,9 @@ class App(HabitsMixin):
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
         if resume is not None:
-            self.restore_session_state(resume, model)        # its checkpoints, and the model chosen
+            app_habits.restore_session_state(self, resume, model)        # its checkpoints, and the model chosen
         elif model:
-            self.set_model(model, quiet=True)                # --model
+            app_habits.set_model(self, model, quiet=True)                # --model
         if resume is not None and resume.repaired:
             for state in self._state_records():        # the repair snapshot, completed with what it lacked
                 self.messages.note(state)
@@ -84,28 +85,28 @@ class App(HabitsMixin):
     def _log_problem(self, text: str) -> None:
         self.emit(Notice(text, "warning"))
 
-    def _new_history(self) -> SessionHistory:
+    def _new_history(self) -> LoggedHistory:
         chosen = {"model_choice": self.access.pins.chosen} if self.access.pins.chosen else {}
-        return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
-                                                                     "origin": self.origin, **chosen}),
+        return LoggedHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
+                                                                    "origin": self.origin, **chosen}),
                               self._log_problem)
 
-    def _use_history(self, history: SessionHistory) -> None:
+    def _use_history(self, history: LoggedHistory) -> None:
         """The conversation, and its log, which also records what the continuity keeps and a window
         the API stated."""
         self.messages = history
         self.continuity.connect(history.note)
         history.kept_state = self._state_records
         self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
-        self.use_checkpoints(history)
+        app_habits.use_checkpoints(self, history)
 
     def _state_records(self) -> list[dict]:
         """What a catch-up snapshot of the session log writes besides the history."""
         learned = self.agent.compactor.window.learned
         return ([self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
-                + self.continuity.rewound_records() + self.checkpoints.records() + self.model_records())
+                + self.continuity.rewound_records() + self.checkpoints.records() + app_habits.model_records(self))
 
-    def _resume(self, loaded: LoadedSession) -> SessionHistory:
+    def _resume(self, loaded: LoadedSession) -> LoggedHistory:
         """The logged history, its token totals, and the size of the prompt the log last measured."""
         hidden = redact_data(loaded.messages, self.agent.tool_ctx.secrets)
         if hidden != loaded.messages:        # a log written before every known key was redacted
@@ -184,7 +185,7 @@ class App(HabitsMixin):
 
     def set_asker(self, approver) -> None:
         """How approvals are asked (the REPL's prompt); None (the default) refuses what needs asking.
-        (`self.ask` is the other question channel: settings consent and /login, see access.py.)"""
+        (`self.ask` is the other question channel: settings consent and /login, see access/model_access.py.)"""
         self.approver = self.agent.ask = approver
 
     def missing_key_message(self) -> str:
@@ -192,7 +193,7 @@ class App(HabitsMixin):
 
     def _reload_if_changed(self) -> None:
         """A settings file edited while s08 runs is used from the next turn — except the endpoint, the
-        key and the model, which change only with the person's consent (see access.py)."""
+        key and the model, which change only with the person's consent (see access/model_access.py)."""
         before = self.settings
         changed = self.access.reload(self.ask, self.emit)
         if not changed:
@@ -221,17 +222,17 @@ class App(HabitsMixin):
             self.emit(Notice("/login asks for a key: run it in the interactive REPL (s08 without -p or a pipe)",
                              "error"))
             return UNUSABLE
-        if self.access.login(self.ask, self.emit, key):
+        if log_in(self.access, self.ask, self.emit, key):
             self._rebuild()
         return None
 
     def logout(self) -> None:
-        if self.access.logout(self.emit):
+        if log_out(self.access, self.emit):
             self._rebuild()
 
     def settle_endpoint(self) -> bool:
         """Before the first request: an endpoint named by this folder's .env, and its settings that relax
-        approvals, are used only if the person agrees (access.py asks once; -p and piped input send
+        approvals, are used only if the person agrees (access/model_access.py asks once; -p and piped input send
         nothing to such an endpoint and ignore the relaxations). True when requests may go."""
         if not self.access.unsettled:
             return True
@@ -250,7 +251,7 @@ class App(HabitsMixin):
             return TurnResult(ok=False, error=blocked)
         self.ledger.begin_turn()
         self.checkpoints.prompt = self.continuity.turn + (1 if text and text.strip() else 0)
-        attached = self.attachments_for(text) if text else ()
+        attached = app_habits.attachments_for(self, text) if text else ()
         result = run_turn(self.messages, text, self.agent, attached)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
@@ -283,6 +284,25 @@ class App(HabitsMixin):
         self.last_tool = None
         self.emit(ClearScreen())
         self.emit(Notice("[new conversation: history cleared]", "info"))
+
+    def switch_to(self, loaded: LoadedSession) -> None:
+        """/resume: leave this session (it stays resumable) and go on with `loaded`, as a start with --resume
+        would — its history, continuity, checkpoints, model choice and token totals."""
+        self.close()
+        self.continuity = loaded.continuity
+        self.agent = None                       # type: ignore[assignment]
+        self.load()                             # a fresh agent and compactor for that conversation
+        self.ledger.new_session()
+        self.resumed = loaded
+        self._use_history(self._resume(loaded))
+        app_habits.restore_session_state(self, loaded)
+        if loaded.repaired:
+            for state in self._state_records():
+                self.messages.note(state)
+        self.approvals.forget()
+        self.last_tool = None
+        self.emit(ClearScreen())
+        self.emit(SessionResumed(loaded, list(self.messages)))
 
     def compact(self, focus: str = "") -> None:
         if not self.messages:

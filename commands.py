@@ -6,7 +6,7 @@ line of help and a handler `fn(app, arg)`.
 
     dispatch(app, text)   one line of input: QUIT, a command (None, UNKNOWN or UNUSABLE), or a turn
                           (its TurnResult). "//etc" sends "/etc" to the model; "!cmd" runs the
-                          person's own shell command (own_command.py).
+                          person's own shell command (loop/own_command.py).
 
 Commands say everything through events (app.emit); the UI decides how it looks.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import app_habits
 from compaction.tokens import breakdown
 from events import ContextReport, CostReport, HelpReport, MemoryReport, Notice, ShowToolResult
 
@@ -61,7 +62,7 @@ def dispatch(app, text: str):
     if word.startswith("//"):
         return app.turn(text[1:])                    # "//etc" sends "/etc"
     if text.startswith("!"):
-        app.run_own(text[1:])                        # the person's own command: no model call
+        app_habits.run_own(app, text[1:])                        # the person's own command: no model call
         return None
     if word.startswith("/") and "/" not in word[1:]:
         found = COMMANDS.get(word)
@@ -126,23 +127,23 @@ def _memory(app, _arg: str) -> None:
 
 @command("/model", "choose the model: /model NAME, or /model for a list of the known ones")
 def _model(app, arg: str):
-    return app.pick_model(arg)
+    return app_habits.pick_model(app, arg)
 
 
 @command("/resume", "go on with another saved session of this workspace: /resume [ID] (a list without ID)")
 def _resume(app, arg: str):
-    return app.resume_other(arg)
+    return app_habits.resume_other(app, arg)
 
 
 @command("/undo", "put back the files the last turn changed with write_file / edit_file (not shell commands)")
 def _undo(app, _arg: str) -> None:
-    app.undo()
+    app_habits.undo(app)
 
 
 @command("/rewind", "go back to before one of your messages: files, and the conversation if you like: "
                     "/rewind [N [files|all]]")
 def _rewind(app, arg: str):
-    return app.rewind(arg)
+    return app_habits.rewind(app, arg)
 
 
 @command("/login", "check an API key and store it in your user-level settings file")

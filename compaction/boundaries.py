@@ -17,7 +17,7 @@ continuity.py, from what s08 recorded — never by how a text looks.
 
 from __future__ import annotations
 
-from history import blocks
+from messages import blocks
 from .markers import ATTACHED_OPEN
 
 
@@ -61,7 +61,7 @@ def unseen_start(messages: list[dict]) -> int:
 
     Before a model call, a history ending in tool results holds a round the model has not
     read: the assistant message that asked for the tools and the results after it. A history ending in
-    the person's message with files attached (@path, mentions.py) holds those files, unread: that message
+    the person's message with files attached (@path, loop/mentions.py) holds those files, unread: that message
     is kept too (the person's own text is kept anyway; the files would be lost)."""
     n = i = len(messages)
     while i > 0 and messages[i - 1].get("role") == "user":

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from history import blocks
+from messages import blocks
 from .tokens import estimate_text
 
 MIN_SHORT_TOKENS = 60            # below this a shortened copy says too little: the message is counted instead
@@ -87,7 +87,7 @@ class UserMessages:
         self._log({"t": "rewound", "first": first, "last": last})
 
     def apply(self, record: dict) -> None:
-        """Replay one logged record (see session.py)."""
+        """Replay one logged record (see session/log.py)."""
         if record["t"] == "rewound":
             for entry in self.entries[max(0, record["first"] - 1):record["last"]]:
                 entry.dropped = True

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from checkpoints import cut_before
+from session.checkpoints import cut_before
 from commands import UNUSABLE, dispatch, help_entries
 from conftest import base_env
 from helpers import Model, make_app, user_texts
-from session import list_sessions, load_session
+from session.log import list_sessions, load_session
 
 
 def sent(standin, n: int = -1) -> dict:

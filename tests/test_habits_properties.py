@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from commands import dispatch
 from conftest import base_env
 from helpers import is_summary_request, make_app
-from history import add_user_text, blocks
-from session import load_session
+from messages import add_user_text, blocks
+from session.log import load_session
 from standin.validate import validate_request
 
 FILES = ("f0.txt", "f1.txt", "dir/f2.txt")
