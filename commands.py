@@ -125,23 +125,22 @@ def _memory(app, _arg: str) -> None:
                           keep.ledger, keep.ledger.render(keep.ledger_budget), keep.ledger_budget))
 
 
-@command("/model", "choose the model: /model NAME, or /model for a list of the known ones")
+@command("/model", "choose the model: /model NAME (a list of the known ones without NAME)")
 def _model(app, arg: str):
     return app_habits.pick_model(app, arg)
 
 
-@command("/resume", "go on with another saved session of this workspace: /resume [ID] (a list without ID)")
+@command("/resume", "go on with another saved session: /resume [ID] (a list without ID)")
 def _resume(app, arg: str):
     return app_habits.resume_other(app, arg)
 
 
-@command("/undo", "put back the files the last turn changed with write_file / edit_file (not shell commands)")
+@command("/undo", "put back the files the last turn changed (file tools only, not shell commands)")
 def _undo(app, _arg: str) -> None:
     app_habits.undo(app)
 
 
-@command("/rewind", "go back to before one of your messages: files, and the conversation if you like: "
-                    "/rewind [N [files|all]]")
+@command("/rewind", "back to before one of your messages, files (and conversation): /rewind [N [files|all]]")
 def _rewind(app, arg: str):
     return app_habits.rewind(app, arg)
 

@@ -23,6 +23,13 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "kept",    "typed": [...], "ledger": {...}}                      both of those, whole (written
                                                                            after a catch-up snapshot)
     {"t": "window",  "tokens": 12000}                                      the API stated the window
+    {"t": "model",   "id": "claude-opus-4-5"}                              the person chose this model (/model;
+                                                                           --model: "model_choice" in the header)
+    {"t": "checkpoint", …} / {"t": "undone", …} / {"t": "checkpoints", …}  what files were before the file
+                                                                           tools changed them, and what /undo or
+                                                                           /rewind put back (session/checkpoints.py)
+    {"t": "rewound", "first": 3, "last": 5}                                /rewind took the conversation back:
+                                                                           messages 3–5 are not carried any more
 
 Replaying the records gives the history exactly as the model would see it
 next, the person's messages and the work ledger that every compaction keeps

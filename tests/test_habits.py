@@ -238,6 +238,10 @@ def test_mention_completion_offers_workspace_paths_only(workspace):
 def test_help_and_completion_list_the_new_commands():
     names = [name for name, _ in help_entries()]
     assert {"/model", "/resume", "/undo", "/rewind"} <= set(names)
+    from events import HelpReport
+    from ui.reports import help_report
+    shown = help_report(HelpReport(help_entries())).plain
+    assert "!cmd runs your own shell command" in shown and "@path attaches" in shown and "not shell" in shown
 
 
 # ---- checkpoints: /undo and /rewind ----------------------------------------------------------------
