@@ -41,9 +41,9 @@ def _first_line(text: str, width: int = 70) -> str:
 
 
 # ---- the model ---------------------------------------------------------------------------
-
-
-def set_model(app, name: str, quiet: bool = False) -> bool:
+def set_model(app, name: str, quiet: bool = False, log: bool = True) -> bool:
+    """The person's own choice of model (False when `name` is not a model name); `log`: record it (not when a
+    resume only restores what its log already says)."""
     name = name.strip()
     if not MODEL_NAME.fullmatch(name):
         app.emit(Notice(f"not a model name: {name[:80]!r} (letters, digits and . _ - : / @ +)", "warning"))
@@ -51,7 +51,8 @@ def set_model(app, name: str, quiet: bool = False) -> bool:
     access = app.access
     access.pins.choose(name, fixed_values(access.result.settings)["MODEL_ID"])
     app.load()                             # a new client and budgets for that model
-    _note_model(app, name)
+    if log:
+        _note_model(app, name)
     if quiet:
         return True
     window, price = window_of(name), price_of(name)
@@ -114,8 +115,6 @@ def pick_model(app, arg: str):
 
 
 # ---- sessions ----------------------------------------------------------------------------
-
-
 def use_checkpoints(app, history) -> None:
     """A store of checkpoints for this history's session (its blobs next to the session log)."""
     app.checkpoints = Checkpoints(app.workspace, history.note)
@@ -130,7 +129,7 @@ def restore_session_state(app, loaded, model: str | None = None) -> None:
         app.checkpoints.apply(record)
     choice = model or loaded.model_choice
     if choice and choice != app.access.pins.chosen:
-        set_model(app, choice, quiet=True)
+        set_model(app, choice, quiet=True, log=choice != loaded.model_choice)
 
 
 def resume_other(app, arg: str):
@@ -145,7 +144,7 @@ def resume_other(app, arg: str):
     else:
         if app.ask is None:
             app.emit(Notice("/resume without an id asks which session: run it in the REPL, or give an id",
-                             "error"))
+                            "error"))
             return NEEDS_REPL
         if not paths:
             app.emit(Notice("no other saved session in this workspace", "warning"))
@@ -153,7 +152,7 @@ def resume_other(app, arg: str):
         shown = paths[:PICKER_MOST]
         app.emit(SessionChoices(shown))
         answer = (app.ask(Question(f"Resume which one? (this session stays resumable: {here.stem if here else ''})",
-                                    f"[1-{len(shown)}, Enter = 1, q = cancel] ")) or "").strip().lower()
+                                   f"[1-{len(shown)}, Enter = 1, q = cancel] ")) or "").strip().lower()
         if answer in ("q", "quit") or (answer and not answer.isdigit()):
             return None
         if answer and not 1 <= int(answer) <= len(shown):
@@ -174,8 +173,6 @@ def resume_other(app, arg: str):
 
 
 # ---- !command and @path ------------------------------------------------------------------
-
-
 def run_own(app, command: str) -> None:
     from loop.own_command import run_own_command
     run_own_command(app, command)
@@ -196,8 +193,6 @@ def attachments_for(app, text: str) -> tuple[str, ...]:
 
 
 # ---- /undo and /rewind -------------------------------------------------------------------
-
-
 def _tell_model(app, text: str) -> None:
     close_dangling_tool_uses(app.messages)
     add_user_text(app.messages, text)
@@ -214,12 +209,12 @@ def undo(app) -> None:
     prompt = app.checkpoints.latest_prompt()
     if prompt is None:
         app.emit(Notice("nothing to undo: no file was changed by write_file or edit_file in this session "
-                         "(or it was undone already). " + NOT_COVERED, "warning"))
+                        "(or it was undone already). " + NOT_COVERED, "warning"))
         return
     lines = _restored(app, app.checkpoints.for_prompt(prompt), "restored by /undo")
     about = _message_label(app, prompt)
     app.emit(Notice(f"[undo] the file changes made in answer to your message {prompt}{about}:\n  "
-                     + "\n  ".join(lines) + f"\n{NOT_COVERED}", "info"))
+                    + "\n  ".join(lines) + f"\n{NOT_COVERED}", "info"))
     _tell_model(app, f"{UNDONE}The user ran /undo: the file changes made in answer to their message {prompt} "
                      "were reverted:\n" + "\n".join(f"- {line}" for line in lines) + f"\n{NOT_COVERED}")
 
@@ -243,15 +238,16 @@ def rewind(app, arg: str):
         n = int(words[0])
     elif app.ask is None:
         app.emit(Notice("/rewind without a number asks which message: run it in the REPL, or give one "
-                         "(/rewind 3 files, /rewind 3 all)", "error"))
+                        "(/rewind 3 files, /rewind 3 all)", "error"))
         return NEEDS_REPL
     else:
-        n = _ask_rewind_point(app, candidates)
-        if n is None:
+        picked = _ask_rewind_point(app, candidates)
+        if picked is None:
             return None
+        n = picked
     if n not in candidates:
         app.emit(Notice(f"no message {n} to rewind to (yours are numbered {candidates[0]}–{candidates[-1]})",
-                         "warning"))
+                        "warning"))
         return None
     texts = [None if e.dropped else e.text for e in entries]
     cut = cut_before(list(app.messages), texts, n)
@@ -259,11 +255,11 @@ def rewind(app, arg: str):
     conversation = mode == "all"
     if cut is None and conversation:
         app.emit(Notice(f"the conversation before message {n} was compacted: only the files can go back",
-                         "warning"))
+                        "warning"))
         conversation = False
     elif cut is not None and not mode and app.ask is not None:
         answer = app.ask(Question(f"Also take the conversation back to before message {n}? (what came after "
-                                   "it is withdrawn from the model's view; it stays in the session log)"))
+                                  "it is withdrawn from the model's view; it stays in the session log)"))
         conversation = (answer or "").strip().lower() in YES
     indexes = app.checkpoints.since_turn(n)
     lines = _restored(app, indexes, f"restored by /rewind to before message {n}")
@@ -272,7 +268,7 @@ def rewind(app, arg: str):
         app.continuity.typed.drop(n, len(entries))
     files = ("\n  ".join(lines) if lines else "no file had been changed by write_file or edit_file since then")
     app.emit(Notice(f"[rewind] to before your message {n}{_message_label(app, n)}: "
-                     + ("the conversation and " if conversation else "") + f"the files:\n  {files}\n{NOT_COVERED}",
+                    + ("the conversation and " if conversation else "") + f"the files:\n  {files}\n{NOT_COVERED}",
                      "info"))
     if conversation:
         note = f"{REWOUND}The user took the conversation back to this point (before their message {n})"

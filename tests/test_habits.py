@@ -337,3 +337,30 @@ def test_cut_before_keeps_the_tool_results_a_message_followed():
         {"type": "tool_result", "tool_use_id": c["id"], "content": "out"}]}]
     assert cut_before(history, ["one", "two"], 1) == []
     assert cut_before([user("[compacted] one")], ["one"], 1) is None
+
+
+@pytest.mark.scripted
+def test_each_habit_survives_a_compaction_and_a_resume(tmp_path, workspace, standin):
+    (workspace / "spec.md").write_text("the spec says: be brief\n")
+    app, events = make_app(workspace, base_env(tmp_path, standin))
+    dispatch(app, "/model claude-haiku-4-5")
+    dispatch(app, "!echo own-output")
+    standin.queue({"text": "read it " * 200}, writes(("out.txt", "made")), {"text": "wrote it " * 200})
+    assert app.turn("follow @spec.md").ok
+    assert app.turn("now write out.txt").ok
+    standin.brain = Model(summaries=[{"text": "SUMMARY"}])
+    app.compact()
+    standin.brain = None
+    compacted = json.dumps(list(app.messages))
+    assert "SUMMARY" in compacted and "be brief" not in compacted              # the attachment was summarized …
+    assert "spec.md: attached by you" in compacted                             # … the ledger keeps the file
+    assert "`echo own-output`: exit 0 (you ran it)" in compacted               # … and the command
+    app, events = resume(app, tmp_path, workspace, standin)
+    assert app.settings.model_id == "claude-haiku-4-5"
+    dispatch(app, "/undo")
+    assert not (workspace / "out.txt").exists()
+    standin.queue({"text": "fine"})
+    assert app.turn("go on").ok
+    request = sent(standin)
+    assert request["model"] == "claude-haiku-4-5" and "out.txt: removed" in json.dumps(request["messages"])
+    app.close()
