@@ -5,6 +5,7 @@ checkpoints that survive --continue."""
 from __future__ import annotations
 
 import json
+import time
 
 import pexpect
 import pytest
@@ -152,3 +153,20 @@ def test_resume_inside_the_repl_picks_another_session(repl, standin):
     child.expect_exact(PROMPT)
     assert user_texts(standin.requests[-1]["messages"]) == ["the first session", "where were we"]
     assert "the second session" not in json.dumps(standin.requests[-1])
+
+
+def test_esc_stops_a_bang_command_and_the_model_is_told(repl, standin, workspace):
+    child = repl()
+    child.sendline("!echo started; sleep 20; touch never.txt")
+    child.expect_exact("running bash")
+    time.sleep(0.5)                                      # a person sees it run, then presses Esc
+    child.send("\x1b")
+    child.expect_exact("[interrupted by you]")
+    child.expect_exact(PROMPT)
+    assert not (workspace / "never.txt").exists()
+    standin.queue({"text": "OK-STOPPED"})
+    child.sendline("why did it stop?")
+    child.expect_exact("OK-STOPPED")
+    child.expect_exact(PROMPT)
+    first = user_texts(standin.requests[-1]["messages"])[0]
+    assert first.startswith("[you ran] $ echo started; sleep 20") and "[interrupted by you]" in first
