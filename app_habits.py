@@ -89,7 +89,7 @@ def pick_model(app, arg: str):
     if arg:
         set_model(app, arg)
         return None
-    current = app.settings.model_id
+    current = app.access.pins.values["MODEL_ID"] or app.settings.model_id     # yours, even while the demo answers
     models = known_models()
     lines = ["Models s08 knows (price: USD per million tokens in / out; any other name works too: "
              "/model NAME):"]
@@ -99,7 +99,8 @@ def pick_model(app, arg: str):
         lines.append(f"  {n:>2}  {name:<20} window {window or 0:,} · ${price[0]:g} / ${price[1]:g}{mark}"
                      if price else f"  {n:>2}  {name}{mark}")
     if app.ask is None:
-        app.emit(Notice("\n".join(lines + [f"now: {current}"]), "info"))
+        demo = " (the demo model answers until a key is in use)" if app.demo else ""
+        app.emit(Notice("\n".join(lines + [f"now: {current}{demo}"]), "info"))
         return None
     answer = (app.ask(Question("\n".join(lines), f"model [1-{len(models)} or a name, Enter keeps {current}]: "))
               or "").strip()
