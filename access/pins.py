@@ -46,12 +46,16 @@ def fixed_values(settings) -> dict[str, str]:
 
 
 class Pins:
-    def __init__(self, result):
+    def __init__(self, result, earlier: "Pins | None" = None):
+        """`earlier`: the pins these replace (settings read again after a consent question): the model
+        the person chose stays their choice."""
         self.values = fixed_values(result.settings)  # what this session uses
         self.answered = dict(self.values)            # the newest values the person answered (or was told) about
         self.sources = self._sources(result)         # where each value in use came from (None: a default)
         self.chosen: str | None = None               # the model the person chose (--model, /model)
         self.model_base = ""                         # the settings files' MODEL_ID when they chose it
+        if earlier is not None and earlier.chosen:
+            self.choose(earlier.chosen, self.values["MODEL_ID"])
 
     @staticmethod
     def _sources(result) -> dict[str, str | None]:

@@ -76,9 +76,9 @@ def test_a_model_choice_lives_on_after_clear_and_a_start_with_model_leaves_no_em
 
 @pytest.mark.scripted
 def test_a_settings_file_cannot_change_the_model_the_person_chose(tmp_path, workspace, standin):
-    env_file = workspace / ".env"
+    env_file = tmp_path / "mine.env"                          # a file the person names (--env-file) is theirs
     env_file.write_text("MODEL_ID=claude-sonnet-4-5\n")
-    app, events = make_app(workspace, base_env(tmp_path, standin))
+    app, events = make_app(workspace, base_env(tmp_path, standin), env_file=env_file)
     assert app.settings.model_id == "claude-sonnet-4-5"
     dispatch(app, "/model claude-haiku-4-5")
     time.sleep(0.01)
@@ -363,4 +363,16 @@ def test_each_habit_survives_a_compaction_and_a_resume(tmp_path, workspace, stan
     assert app.turn("go on").ok
     request = sent(standin)
     assert request["model"] == "claude-haiku-4-5" and "out.txt: removed" in json.dumps(request["messages"])
+    app.close()
+
+
+@pytest.mark.scripted
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_model_flag_stays_the_persons_choice_through_the_folder_question(tmp_path, workspace, standin, answer):
+    (workspace / ".env").write_text("MODEL_ID=claude-opus-4-1\n")     # a folder's model: asked about at start
+    app, events = make_app(workspace, base_env(tmp_path, standin), model="claude-haiku-4-5",
+                           ask=lambda q: answer)
+    assert app.settle_endpoint()
+    standin.queue({"text": "ok"})
+    assert app.turn("hi").ok and sent(standin)["model"] == "claude-haiku-4-5"
     app.close()
