@@ -33,6 +33,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -46,6 +48,7 @@ from tools.workspace import ToolError, resolve_in_workspace
 CHANGING_TOOLS = ("write_file", "edit_file")
 MAX_KEPT_BYTES = 10 * 1024 * 1024
 COMPACTION_TEXTS = (COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX)
+BLOB_NAME = re.compile(r"(?:[0-9a-f]{64})?")          # a SHA-256, or "" (nothing kept)
 
 
 @dataclass
@@ -68,8 +71,12 @@ def _number(x) -> bool:
 
 def _entry_ok(row) -> bool:
     return (isinstance(row, list) and len(row) == 6 and _number(row[0]) and _number(row[1])
-            and isinstance(row[2], str) and isinstance(row[3], bool) and isinstance(row[4], str)
+            and isinstance(row[2], str) and isinstance(row[3], bool) and _blob_ok(row[4])
             and isinstance(row[5], bool))
+
+
+def _blob_ok(blob) -> bool:
+    return isinstance(blob, str) and BLOB_NAME.fullmatch(blob) is not None
 
 
 def record_ok(record: dict) -> bool:
@@ -77,7 +84,7 @@ def record_ok(record: dict) -> bool:
     kind = record.get("t")
     if kind == "checkpoint":
         return (_number(record.get("prompt")) and _number(record.get("turn")) and isinstance(record.get("path"), str)
-                and isinstance(record.get("existed"), bool) and isinstance(record.get("blob"), str))
+                and isinstance(record.get("existed"), bool) and _blob_ok(record.get("blob")))
     if kind == "checkpoints":
         return isinstance(record.get("all"), list) and all(_entry_ok(row) for row in record["all"])
     return isinstance(record.get("n"), list) and all(_number(i) for i in record["n"])
@@ -203,16 +210,27 @@ class Checkpoints:
             return (f"not restored: its content was not kept (larger than {MAX_KEPT_BYTES // (1024 * 1024)} MB, "
                     "or the disk refused the checkpoint)")
         try:
-            data = (self.folder / entry.blob).read_bytes() if self.folder else b""
+            data = self._blob(entry.blob)
         except OSError as exc:
             return f"not restored: its checkpoint cannot be read ({exc.strerror or exc})"
-        if hashlib.sha256(data).hexdigest() != entry.blob:
+        if data is None or hashlib.sha256(data).hexdigest() != entry.blob:
             return "not restored: its checkpoint was changed or damaged"
         try:
             replace_file(self.workspace, target, data)
         except (ToolError, OSError) as exc:
             return f"not restored ({getattr(exc, 'strerror', None) or exc})"
         return "restored"
+
+    def _blob(self, name: str) -> bytes | None:
+        """A kept file's bytes: a regular file, not followed through a link, read up to its size limit
+        (a command may have replaced it; the SHA-256 check decides if it is still what was kept)."""
+        if self.folder is None:
+            return None
+        fd = os.open(self.folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
+            return f.read(MAX_KEPT_BYTES + 1)
 
     def _remove(self, target: Path) -> str:
         if not os.path.lexists(target):

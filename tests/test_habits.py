@@ -376,3 +376,27 @@ def test_model_flag_stays_the_persons_choice_through_the_folder_question(tmp_pat
     standin.queue({"text": "ok"})
     assert app.turn("hi").ok and sent(standin)["model"] == "claude-haiku-4-5"
     app.close()
+
+
+@pytest.mark.scripted
+def test_a_checkpoint_swapped_by_a_command_is_refused_not_followed(tmp_path, workspace, standin):
+    (workspace / "a.txt").write_text("mine")
+    app, events = make_app(workspace, base_env(tmp_path, standin))
+    standin.queue(writes(("a.txt", "theirs")), {"text": "done"})
+    assert app.turn("change it").ok
+    folder = app.checkpoints.folder
+    (blob,) = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    blob.unlink()
+    blob.symlink_to("/dev/zero")                      # would never end if it were read
+    dispatch(app, "/undo")
+    assert "a.txt: not restored: its checkpoint cannot be read" in notices(events)
+    assert (workspace / "a.txt").read_text() == "theirs"
+    app.close()
+
+
+def test_a_log_record_cannot_name_a_blob_outside_its_folder():
+    from session.checkpoints import record_ok
+    good = {"t": "checkpoint", "prompt": 1, "turn": 1, "path": "a", "existed": True, "blob": "ab" * 32}
+    assert record_ok(good) and record_ok({**good, "blob": ""})
+    assert not record_ok({**good, "blob": "../../etc/passwd"}) and not record_ok({**good, "blob": "AB" * 32})
+    assert not record_ok({"t": "checkpoints", "all": [[1, 1, "a", True, "../x", False]]})
