@@ -174,9 +174,9 @@ def resume_other(app, arg: str):
 
 
 # ---- !command and @path ------------------------------------------------------------------
-def run_own(app, command: str) -> None:
+def run_own(app, command: str):
     from loop.own_command import run_own_command
-    run_own_command(app, command)
+    return run_own_command(app, command)
 
 
 def attachments_for(app, text: str) -> tuple[str, ...]:

@@ -62,8 +62,7 @@ def dispatch(app, text: str):
     if word.startswith("//"):
         return app.turn(text[1:])                    # "//etc" sends "/etc"
     if text.startswith("!"):
-        app_habits.run_own(app, text[1:])                        # the person's own command: no model call
-        return None
+        return app_habits.run_own(app, text[1:])     # the person's own command: no model call (a TurnResult)
     if word.startswith("/") and "/" not in word[1:]:
         found = COMMANDS.get(word)
         if found is None:

@@ -21,6 +21,7 @@ import secrets
 import time
 
 from events import Notice, ToolFinished, ToolOutput, ToolStarted
+from loop.agent_loop import TurnResult
 from messages import add_user_text, close_dangling_tool_uses
 from storage import TASK_OUTPUTS_DIR, persisted_block, relative, write_new_text
 from tools.bash import CommandInterrupted, run_command
@@ -48,16 +49,18 @@ def _bounded(app, text: str) -> str:
     return persisted_block(shown, len(text), text.count("\n") + 1, text[:half], text[-half:])
 
 
-def run_own_command(app, command: str) -> None:
+def run_own_command(app, command: str) -> TurnResult:
+    """Run it, show it, put it in the context. The result's text is the output (what `-p '!cmd'` prints);
+    ok when the command exited 0."""
     command = command.strip()
     if not command:
         app.emit(Notice("! runs a shell command of yours: !ls -la (the model sees what it printed)", "warning"))
-        return
+        return TurnResult(ok=False, error="no command")
     reason = dangerous_reason(command)
     if reason:
         app.emit(Notice(f"not run: {reason} — s08's accident guard refuses this even from you; run it in "
                         "your own shell if you mean it", "error"))
-        return
+        return TurnResult(ok=False, error="refused")
     agent, call_id = app.agent, f"you_{secrets.token_hex(6)}"
     ctx, started = agent.tool_ctx, time.monotonic()
     app.emit(ToolStarted(call_id, "bash", {"command": command}))
@@ -86,3 +89,5 @@ def run_own_command(app, command: str) -> None:
                                     "turn": agent.continuity.turn})
     if captured_saved := meta.get("saved"):
         agent.continuity.saved(captured_saved, "output")
+    return TurnResult(text=content, ok=meta.get("exit_code") == 0, interrupted=bool(meta.get("interrupted")),
+                      error="" if meta.get("exit_code") == 0 else end)

@@ -154,8 +154,9 @@ def test_resume_inside_switches_to_the_chosen_session_cleanly(tmp_path, workspac
 def test_bang_runs_the_persons_command_and_the_model_sees_it(tmp_path, workspace, standin):
     app, events = make_app(workspace, base_env(tmp_path, standin))
     before = len(standin.requests)
-    dispatch(app, "!echo from-you; exit 3")
+    result = dispatch(app, "!echo from-you; exit 3")
     assert len(standin.requests) == before                        # no model call
+    assert not result.ok and result.text.startswith("from-you")   # what -p prints, and its exit status
     finished = [e for e in events if type(e).__name__ == "ToolFinished"][-1]
     assert "from-you" in finished.content and finished.meta["exit_code"] == 3
     standin.queue({"text": "seen"})
