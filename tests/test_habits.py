@@ -234,6 +234,8 @@ def test_mention_completion_offers_workspace_paths_only(workspace):
     assert complete("see @src/m") == ["src/main.py"]
     assert complete("see @.h") == [".hidden"] and complete("see @") == ["setup.cfg", "src/"]
     assert complete("see @../") == [] and complete("mail a@s") == []
+    (workspace / "my notes.md").write_text("")
+    assert complete("see @my") == ['"my notes.md"']
 
 
 def test_help_and_completion_list_the_new_commands():

@@ -1,8 +1,9 @@
 """Tab completion of `@path` mentions: the files and folders of the workspace, as read_file sees them.
 
 Only names inside the workspace are offered (a `..` or an absolute path outside it completes to
-nothing), hidden entries only when the typed part starts with a dot, folders end in `/`, and at most
-MOST entries are listed, so a huge folder never slows the prompt.
+nothing), hidden entries only when the typed part starts with a dot, folders end in `/`, a name with
+spaces is offered quoted (`@"my notes.md"`), and at most MOST entries are listed, so a huge folder never
+slows the prompt.
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ class MentionCompleter(Completer):
                 is_dir = entry.is_dir()
             except OSError:
                 continue
-            path = f"{folder_part}/{name}" if folder_part else name
-            yield Completion(path + ("/" if is_dir else ""), start_position=-len(typed),
-                             display=name + ("/" if is_dir else ""))
+            path = (f"{folder_part}/{name}" if folder_part else name) + ("/" if is_dir else "")
+            if any(c.isspace() for c in path):
+                path = f'"{path}"'                      # @"a b.txt": the form a mention with spaces takes
+            yield Completion(path, start_position=-len(typed), display=name + ("/" if is_dir else ""))
             shown += 1
             if shown >= MOST:
                 return
