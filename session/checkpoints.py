@@ -16,10 +16,16 @@ put it back — and the conversation cut that /rewind can make too.
                                            when that message is no longer in place (compacted)
 
 Session log records (session/log.py lists the others):
-    {"t": "checkpoint", "prompt": 3, "turn": 3, "path": "a.py", "existed": true, "blob": "<sha256>"}
+    {"t": "checkpoint", "prompt": 3, "turn": 3, "path": "a.py", "existed": true, "blob": "<sha256>",
+     "after": "<sha256>"}                 what a.py was before, and what the tool left there
+    {"t": "checkpoint_after", "i": 3, "after": "<sha256>"}
+                                          checkpoint 3's file changed again in the same turn
     {"t": "undone", "n": [4, 5]}          checkpoints 4 and 5 were restored (by /undo or /rewind)
-    {"t": "checkpoints", "all": [[prompt, turn, path, existed, blob, undone], …]}
+    {"t": "checkpoints", "all": [[prompt, turn, path, existed, blob, undone, after], …]}
                                           the whole state (written with a snapshot of the history)
+
+Before a file is put back, what it holds now is compared with what the tool left there: if you or a
+command changed it since, that content is kept as a blob too, and the line about the file says where.
 
 `prompt` is the number of the person's message that started the turn, `turn` the number of their
 latest message when the change was made (a "no, because …" at an approval question is one too).
@@ -59,10 +65,11 @@ class Entry:
     existed: bool
     blob: str              # sha256 of the bytes it had; "" when it did not exist or was too large to keep
     undone: bool = False
+    after: str = ""        # sha256 of what the tool left there ("" unknown): a later change is noticed
 
     def record(self) -> dict:
         return {"t": "checkpoint", "prompt": self.prompt, "turn": self.turn, "path": self.path,
-                "existed": self.existed, "blob": self.blob}
+                "existed": self.existed, "blob": self.blob, "after": self.after}
 
 
 def _number(x) -> bool:
@@ -70,9 +77,9 @@ def _number(x) -> bool:
 
 
 def _entry_ok(row) -> bool:
-    return (isinstance(row, list) and len(row) == 6 and _number(row[0]) and _number(row[1])
+    return (isinstance(row, list) and len(row) == 7 and _number(row[0]) and _number(row[1])
             and isinstance(row[2], str) and isinstance(row[3], bool) and _blob_ok(row[4])
-            and isinstance(row[5], bool))
+            and isinstance(row[5], bool) and _blob_ok(row[6]))
 
 
 def _blob_ok(blob) -> bool:
@@ -84,9 +91,12 @@ def record_ok(record: dict) -> bool:
     kind = record.get("t")
     if kind == "checkpoint":
         return (_number(record.get("prompt")) and _number(record.get("turn")) and isinstance(record.get("path"), str)
-                and isinstance(record.get("existed"), bool) and _blob_ok(record.get("blob")))
+                and isinstance(record.get("existed"), bool) and _blob_ok(record.get("blob"))
+                and _blob_ok(record.get("after", "")))
     if kind == "checkpoints":
         return isinstance(record.get("all"), list) and all(_entry_ok(row) for row in record["all"])
+    if kind == "checkpoint_after":
+        return _number(record.get("i")) and _blob_ok(record.get("after"))
     return isinstance(record.get("n"), list) and all(_number(i) for i in record["n"])
 
 
@@ -117,8 +127,10 @@ class Checkpoints:
             return None
         path = relative(self.workspace, target)
         prompt = self.prompt or turn
-        if any(e.path == path and e.turn == turn and e.prompt == prompt and not e.undone for e in self.entries):
-            return None                   # this turn already holds what the file was before it
+        for e in self.entries:
+            if e.path == path and e.turn == turn and e.prompt == prompt and not e.undone:
+                return e                  # this turn already holds what the file was before it: commit updates
+                                          # what the tool left there
         if not os.path.lexists(target):
             return Entry(prompt, turn, path, False, "")
         try:
@@ -151,6 +163,10 @@ class Checkpoints:
     def commit(self, entry: Entry | None) -> None:
         if entry is None:
             return
+        entry.after = self._digest(entry.path) or ""
+        if any(e is entry for e in self.entries):            # a second change of the file in the same turn
+            self._log({"t": "checkpoint_after", "i": self.entries.index(entry), "after": entry.after})
+            return
         self.entries.append(entry)
         self._log(entry.record())
 
@@ -158,17 +174,19 @@ class Checkpoints:
     def apply(self, record: dict) -> None:
         if record["t"] == "checkpoint":
             self.entries.append(Entry(record["prompt"], record["turn"], record["path"], record["existed"],
-                                      record["blob"]))
+                                      record["blob"], False, record.get("after", "")))
         elif record["t"] == "undone":
             for i in record["n"]:
                 if 0 <= i < len(self.entries):
                     self.entries[i].undone = True
         elif record["t"] == "checkpoints":
             self.entries = [Entry(*row) for row in record["all"]]
+        elif record["t"] == "checkpoint_after" and record["i"] < len(self.entries):
+            self.entries[record["i"]].after = record["after"]
 
     def records(self) -> list[dict]:
         """The whole state as one record (for a snapshot of the session log)."""
-        return [{"t": "checkpoints", "all": [[e.prompt, e.turn, e.path, e.existed, e.blob, e.undone]
+        return [{"t": "checkpoints", "all": [[e.prompt, e.turn, e.path, e.existed, e.blob, e.undone, e.after]
                                             for e in self.entries]}] if self.entries else []
 
     # ---- choosing ----------------------------------------------------------------------------
@@ -190,9 +208,14 @@ class Checkpoints:
         """Each file of these entries as it was before the earliest of them; marks them undone (logged).
         Returns one line per file saying what happened."""
         first: dict[str, Entry] = {}
+        last: dict[str, Entry] = {}
         for i in sorted(indexes):
             first.setdefault(self.entries[i].path, self.entries[i])
-        lines = [f"{path}: {self._put_back(entry)}" for path, entry in first.items()]
+            last[self.entries[i].path] = self.entries[i]
+        lines = []
+        for path, entry in first.items():
+            kept = self._kept_if_changed(last[path])        # before it is overwritten
+            lines.append(f"{path}: {self._put_back(entry)}{kept}")
         for i in indexes:
             self.entries[i].undone = True
         if indexes:
@@ -220,6 +243,34 @@ class Checkpoints:
         except (ToolError, OSError) as exc:
             return f"not restored ({getattr(exc, 'strerror', None) or exc})"
         return "restored"
+
+    def _digest(self, path: str) -> str | None:
+        """sha256 of the file at `path` now (None: absent, not a regular file inside, or too large)."""
+        data = self._current(path)
+        return hashlib.sha256(data).hexdigest() if data is not None else None
+
+    def _current(self, path: str) -> bytes | None:
+        try:
+            target = resolve_in_workspace(self.workspace, path)
+            with os.fdopen(open_file(self.workspace, target), "rb") as f:
+                data = f.read(MAX_KEPT_BYTES + 1)
+        except (ToolError, OSError):
+            return None
+        return data if len(data) <= MAX_KEPT_BYTES else None
+
+    def _kept_if_changed(self, latest: Entry) -> str:
+        """Before a file is put back: if something changed it after the file tool did (you, a command),
+        keep what it holds now, and say where — nothing is lost by /undo."""
+        data = self._current(latest.path)
+        if not latest.after or data is None or hashlib.sha256(data).hexdigest() == latest.after:
+            return ""
+        try:
+            kept = self._store(data)
+        except OSError:
+            return " (it had changed since s08 wrote it; that change could not be kept)"
+        assert self.folder is not None
+        return (f" (it had changed since s08 wrote it; what it held is kept in "
+                f"{relative(self.workspace, self.folder / kept)})")
 
     def _blob(self, name: str) -> bytes | None:
         """A kept file's bytes: a regular file, not followed through a link, read up to its size limit

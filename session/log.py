@@ -25,7 +25,7 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "window",  "tokens": 12000}                                      the API stated the window
     {"t": "model",   "id": "claude-opus-4-5"}                              the person chose this model (/model;
                                                                            --model: "model_choice" in the header)
-    {"t": "checkpoint", …} / {"t": "undone", …} / {"t": "checkpoints", …}  what files were before the file
+    {"t": "checkpoint", …}, "checkpoint_after", "undone", "checkpoints"    what files were before the file
                                                                            tools changed them, and what /undo or
                                                                            /rewind put back (session/checkpoints.py)
     {"t": "rewound", "first": 3, "last": 5}                                /rewind took the conversation back:

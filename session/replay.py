@@ -25,7 +25,7 @@ from llm.usage import clean_usage
 from session.repair import STOPPED_RESULT, make_sendable
 
 CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept", "rewound")
-CHECKPOINT_RECORDS = ("checkpoint", "undone", "checkpoints")
+CHECKPOINT_RECORDS = ("checkpoint", "checkpoint_after", "undone", "checkpoints")
 MODEL_CHARS = 200             # of a usage record's model name
 
 

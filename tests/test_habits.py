@@ -403,3 +403,34 @@ def test_a_log_record_cannot_name_a_blob_outside_its_folder():
     assert record_ok(good) and record_ok({**good, "blob": ""})
     assert not record_ok({**good, "blob": "../../etc/passwd"}) and not record_ok({**good, "blob": "AB" * 32})
     assert not record_ok({"t": "checkpoints", "all": [[1, 1, "a", True, "../x", False]]})
+
+
+@pytest.mark.scripted
+def test_undo_keeps_what_you_changed_after_the_model_did(tmp_path, workspace, standin):
+    (workspace / "a.txt").write_text("v0")
+    app, events = make_app(workspace, base_env(tmp_path, standin))
+    standin.queue(writes(("a.txt", "v1")), {"text": "done"})
+    assert app.turn("change it").ok
+    (workspace / "a.txt").write_text("v1 and my own edit")       # you edit it afterwards
+    dispatch(app, "/undo")
+    assert (workspace / "a.txt").read_text() == "v0"
+    said = notices(events)
+    assert "it had changed since s08 wrote it; what it held is kept in .sessions/" in said
+    kept = said.split("what it held is kept in ")[1].split(")")[0]
+    assert (workspace / kept).read_text() == "v1 and my own edit"
+    app, events = resume(app, tmp_path, workspace, standin)       # the "after" digest is in the log
+    assert app.checkpoints.entries[0].after
+    app.close()
+
+
+@pytest.mark.scripted
+def test_two_changes_of_a_file_in_one_turn_undo_to_before_the_first_with_no_false_alarm(tmp_path, workspace,
+                                                                                         standin):
+    (workspace / "a.txt").write_text("v0")
+    app, events = make_app(workspace, base_env(tmp_path, standin))
+    standin.queue(writes(("a.txt", "v1")), writes(("a.txt", "v2")), {"text": "done"})
+    assert app.turn("change it twice").ok
+    app, events = resume(app, tmp_path, workspace, standin)
+    dispatch(app, "/undo")
+    assert (workspace / "a.txt").read_text() == "v0" and "had changed since" not in notices(events)
+    app.close()

@@ -102,7 +102,7 @@ def test_any_sequence_of_habits_keeps_the_history_sendable_and_the_files_right(s
         disk, plan, model = Disk(), [], None
         disk.files["f0.txt"] = "start"
         standin.brain = brain(plan)
-        app, _ = make_app(workspace, env)
+        app, events = make_app(workspace, env)
         try:
             for op in ops:
                 kind = op[0]
@@ -132,12 +132,13 @@ def test_any_sequence_of_habits_keeps_the_history_sendable_and_the_files_right(s
                     path = app.messages.log.path
                     app.close()
                     if path.exists():
-                        app, _ = make_app(workspace, env, resume=load_session(path))
+                        app, events = make_app(workspace, env, resume=load_session(path))
                     else:
-                        app, _ = make_app(workspace, env, model=model)
+                        app, events = make_app(workspace, env, model=model)
                     assert app.settings.model_id == (model or "claude-sonnet-4-6")
                 assert_sendable(list(app.messages))
                 disk.check(workspace)
+                assert not any("had changed since" in getattr(e, "text", "") for e in events)   # only s08 wrote
             plan.clear()
             assert app.turn("and finally").ok          # the scripted model refuses what the API would
         finally:
