@@ -33,6 +33,8 @@ from llm import make_provider
 from loop import Agent, TurnResult, run_turn
 from redact import redact_data
 from session import LoadedSession, SessionHistory, SessionLog, UsageLog, open_session
+from session_index import IndexLog
+from storage import bind_session
 from version import program_name
 
 
@@ -59,6 +61,7 @@ class App:
         self.bus.subscribe(self.ledger)
         self.bus.subscribe(self._note_tool)
         self.bus.subscribe(UsageLog(lambda: self.messages, lambda: self.settings.model_id))   # /cost after a resume
+        self.bus.subscribe(IndexLog(self.workspace, lambda: self.messages, lambda: self.agent.compactor.limit))
         self.approvals, self.approval_mode, self.approver = None, approval_mode, None   # type: ignore[assignment]
         self.last_tool: ToolFinished | None = None
         self.resumed = resume
@@ -80,13 +83,16 @@ class App:
 
     def _new_history(self) -> SessionHistory:
         return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
-                                                                     "origin": self.origin}),
+                                                                     "origin": self.origin,
+                                                                     "limit": self.agent.compactor.limit}),
                               self._log_problem)
 
     def _use_history(self, history: SessionHistory) -> None:
         """The conversation, and its log, which also records what the continuity keeps and a window
         the API stated."""
         self.messages = history
+        if history.log is not None:
+            bind_session(self.workspace, history.log.id)     # the files compaction writes are named for it
         self.continuity.connect(history.note)
         history.kept_state = self._state_records
         self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
