@@ -7,6 +7,8 @@ inspector (timeline.py) can say what happened at which request and where it went
     {"t": "output", "path": ".task_outputs/<session>-004-bash.txt", "tool": "bash", "command": "…",
      "exit_code": 0, "size": 1843921, "request": 12}
 
+A summary writes two: "transcript" when the history is saved (before the summary call), then
+"compacted" / "reactive_compact" with the sizes after — or nothing more when the summary failed.
 `request` is how many model calls the session had made when it happened (it sits between the
 usage record of that call and the next). IndexLog is a Bus subscriber, like session.UsageLog:
 the compaction layers and the bash tool only emit events; this turns them into records.
@@ -63,8 +65,6 @@ class IndexLog:
         layer, details = str(event.layer), event.details or {}
         if not details and layer not in RECORDED_WITHOUT_DETAILS:
             return                       # a "… triggered" notice: the record comes with the result
-        if layer == "transcript":
-            return                       # the summary's own record names the transcript
         record: dict = {"t": "compaction", "layer": layer, "text": event.message[:TEXT_CHARS], "limit": self.limit()}
         header = details.get("header")
         if isinstance(header, dict):

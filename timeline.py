@@ -149,6 +149,12 @@ def read_timeline(path: Path, limit: int = DEFAULT_LIMIT) -> Timeline:
             recorded = True
             event = _recorded_event(record, len(timeline.events) + 1, len(timeline.requests))
             timeline.limit = _int(record.get("limit")) or timeline.limit
+            saved = timeline.events[-1] if timeline.events else None
+            if saved is not None and saved.layer == "transcript" and event.path and saved.path == event.path:
+                event.n, event.after = saved.n, saved.after       # the summary it was saved for succeeded
+                timeline.events.pop()
+            elif event.layer == "transcript":
+                event.text = "the history was saved; the summary failed, so it was kept"
             timeline.events.append(event)
             if event.kind in SUMMARY_KINDS:
                 waiting = event

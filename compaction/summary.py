@@ -228,7 +228,8 @@ def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, ki
         raise SummaryFailed(f"cannot save the transcript: {exc.strerror or exc}") from None
     keep = job.continuity or Continuity.from_history(messages, workspace)
     keep.saved(transcript, "transcript")
-    emit(Compaction(CompactionKind.TRANSCRIPT, f"[transcript saved: {transcript}]", {"path": transcript}))
+    emit(Compaction(CompactionKind.TRANSCRIPT, f"[transcript saved: {transcript}]", {"path": transcript,
+                                                                                   "header": header}))
 
     as_sent = job.sent if job.sent is not None else messages
     source = messages[:keep_from] if keep_tail_tokens else as_sent[:unseen_start(as_sent)] or as_sent
