@@ -1,10 +1,10 @@
 """The command line: arguments, the session to resume, and the three ways to run an App.
 
-    main(argv)       parse the arguments, guard the key (keyguard.py), open the App, then run
+    main(argv)       parse the arguments, guard the key (access/keyguard.py), open the App, then run
                      -p (_run_once), piped input (_run_piped) or the REPL (ui.run_repl)
     _pick_session    the session --continue / --resume names
     _end_background  at exit: end the processes the agent's commands left running
-    s08 sessions / inspect / clean    handed to session_commands.py (saved sessions, no model)
+    s08 sessions / inspect / clean    handed to session/cli.py (saved sessions, no model)
 
 Heavy modules (the model SDK, rich, prompt_toolkit) are imported only after the arguments are
 parsed, so `--version` and `--help` answer at once.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from commands import QUIT, UNKNOWN, UNUSABLE, dispatch
 from config import APPROVAL_MODES
-from session_commands import SUBCOMMANDS
+from session.cli import SUBCOMMANDS
 from version import __version__, program_name
 
 DESCRIPTION = "s08 — a terminal coding agent whose strength is context compaction."
@@ -85,7 +85,7 @@ def _stop_on_signal(signum, _frame):
 def _pick_session(workspace: Path, args):
     """The session --continue / --resume asks for; raises SystemExit with a message if there is none.
     --continue takes the newest interactive session (a -p or piped run's only when there is none)."""
-    from session import find_session, list_sessions, load_session, session_origin
+    from session.log import find_session, list_sessions, load_session, session_origin
     sessions = list_sessions(workspace)
     if not sessions:
         raise SystemExit(f"no saved session in {workspace / '.sessions'} to resume")
@@ -142,7 +142,7 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
 
 def _open_app(workspace: Path, args, origin: str):
     """The App, or the exit status when it cannot be opened (the reason said on stderr)."""
-    from session import SessionBusy
+    from session.log import SessionBusy
     from app import App
     from ui.quiet import say_err
     try:
@@ -164,13 +164,13 @@ def _open_app(workspace: Path, args, origin: str):
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if argv is None:                       # a real start (not a test calling main): guard the key first
-        from keyguard import keep_key_from_children
+        from access.keyguard import keep_key_from_children
         from tools.background import enable_adoption
         keep_key_from_children()           # may re-exec this process without the key in its environment
         enable_adoption()
     given = sys.argv[1:] if argv is None else argv
     if given and given[0] in SUBCOMMANDS:          # s08 sessions / inspect / clean: logs and files only
-        from session_commands import main as session_main
+        from session.cli import main as session_main
         return session_main(given, prog or program_name())
     args = _parser(prog).parse_args(argv)
     workspace = (args.workspace or Path(os.getcwd())).expanduser().resolve()

@@ -123,7 +123,7 @@ def _memory(app, _arg: str) -> None:
 
 @command("/timeline", "this session's context per request and its compactions: /timeline [N] shows event N")
 def _timeline(app, arg: str) -> None:
-    from timeline import event_detail, read_timeline
+    from session.timeline import event_detail, read_timeline
     log = app.messages.log
     if log is None or not log.path.exists():
         app.emit(Notice("nothing recorded in this session yet", "info"))
@@ -140,7 +140,7 @@ def _timeline(app, arg: str) -> None:
 
 @command("/clean", "what s08's folders take; remove sessions older than KEEP_DAYS: /clean [--yes]")
 def _clean(app, arg: str):
-    from housekeeping import plan, remove, survey
+    from session.clean import plan, remove, survey
     log = app.messages.log
     chosen = plan(survey(app.workspace, log.id if log is not None else None), app.settings.keep_days)
     app.emit(CleanReport(chosen))

@@ -21,7 +21,7 @@ import hashlib
 import json
 from html import escape
 
-from history import blocks
+from messages import blocks
 
 W, H = 960, 340                  # the chart's size in SVG units
 LEFT, RIGHT, TOP, BOTTOM = 64, 70, 24, 44

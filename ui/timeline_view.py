@@ -18,7 +18,7 @@ import json
 from rich.console import Console
 from rich.text import Text
 
-from history import blocks
+from messages import blocks
 from .sanitize import safe, safe_line
 from .sessions_view import age
 from .toolview import summarize_input
@@ -177,7 +177,7 @@ def event_view(console: Console, detail) -> None:
 
 
 def clean_report(console: Console, chosen) -> None:
-    """`s08 clean` / `/clean`: what each session takes, and what would be removed (a housekeeping.Plan)."""
+    """`s08 clean` / `/clean`: what each session takes, and what would be removed (a session.clean.Plan)."""
     import time
     found, going = chosen.survey, {s.id for s in chosen.sessions}
     total = sum(s.bytes for s in found.sessions.values()) + found.loose_bytes
