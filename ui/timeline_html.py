@@ -94,6 +94,10 @@ def _clip(text: str, most: int = TEXT_CHARS) -> str:
     return text if len(text) <= most else f"{text[:most]}\n… [{len(text) - most:,} more characters]"
 
 
+def _thousands(v: float) -> str:
+    return f"{v / 1000:,.0f}k" if v >= 20_000 or v == 0 else f"{v / 1000:,.1f}k"
+
+
 def chart(t) -> str:
     """The SVG: context per request, the limit, compaction markers, the cumulative cost."""
     rows, events = t.requests, t.events
@@ -113,7 +117,7 @@ def chart(t) -> str:
     for k in range(5):
         v = top * k / 4
         parts.append(f'<line class="grid" x1="{LEFT}" x2="{W - RIGHT}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>'
-                     f'<text class="tick" x="{LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v / 1000:,.0f}k</text>')
+                     f'<text class="tick" x="{LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{_thousands(v)}</text>')
         parts.append(f'<text class="tick" x="{W - RIGHT + 6}" y="{TOP + plot_h * (1 - k / 4) + 4:.1f}">'
                      f'${cost_top * k / 4:,.3f}</text>')
     parts.append(f'<text class="tick" x="{LEFT}" y="{H - 8}">request →</text>')

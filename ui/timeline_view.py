@@ -91,12 +91,12 @@ def _event_line(e) -> Text:
 def timeline_view(console: Console, timeline) -> None:
     t = timeline
     head = Text("session ", style="dim").append(safe_line(t.id, 40), style="bold cyan")
-    head.append("  model ", style="dim").append(safe_line(t.model or "?", 40))
-    head.append("  limit ", style="dim").append(f"{t.limit:,}")
+    head.append("  cost ", style="dim").append(_money(t.cost))
     head.append("  requests ", style="dim").append(str(len(t.requests)))
     head.append("  compactions ", style="dim").append(str(len(t.events)))
-    head.append("  cost ", style="dim").append(_money(t.cost))
-    console.print(head)
+    head.append("  limit ", style="dim").append(f"{t.limit:,}")
+    head.append("  model ", style="dim").append(safe_line(t.model or "?", 40))
+    console.print(head, no_wrap=True, overflow="ellipsis")
     for notice in t.notices:
         console.print(Text(safe_line(notice), style="yellow"))
     console.print(Text(f"  {'#':>4}  {'context vs limit':<{BAR + 1}} {'tokens':>9} {'cache':>6} {'cost':>9} "
