@@ -115,7 +115,9 @@ def _end_background(app) -> None:
 
 
 def _parser(prog: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog or program_name(), description=DESCRIPTION)
+    parser = argparse.ArgumentParser(prog=prog or program_name(), description=DESCRIPTION,
+                                     epilog="saved sessions: s08 sessions | s08 inspect [ID] [--event N] "
+                                            "[--html FILE] | s08 clean [--yes]")
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
     parser.add_argument("-c", "--continue", dest="cont", action="store_true",

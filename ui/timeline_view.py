@@ -62,7 +62,7 @@ def session_table(console: Console, rows: list[dict]) -> None:
                        style="dim"))
 
 
-def size(n: int) -> str:
+def size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -161,8 +161,8 @@ def event_view(console: Console, detail) -> None:
         console.print(Text("header  " + " · ".join(fields), style="dim"))
     if e.summary:
         console.print(Text("The summary that replaced the history:", style="bold"))
-        for line in safe(e.summary).splitlines():
-            console.print(Text("  " + line), highlight=False)
+        for summary_line in safe(e.summary).splitlines():
+            console.print(Text("  " + summary_line), highlight=False)
     if detail.messages:
         console.print(Text(f"{len(detail.messages)} message(s) saved in {safe_line(e.path, 100)}:", style="bold"))
         for message in detail.messages:
