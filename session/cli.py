@@ -101,9 +101,9 @@ def write_html(timeline, workspace: Path, target: Path) -> None:
 def main(argv: list[str], prog: str) -> int:
     args = _parser(prog).parse_args(argv)
     workspace = (args.workspace or Path(os.getcwd())).expanduser().resolve()
-    from rich.console import Console
     from ui.quiet import say_err
-    console = Console(highlight=False)
+    from ui.timeline_view import terminal
+    console = terminal()
     if not workspace.is_dir():
         say_err(f"workspace {workspace} is not a folder")
         return 2
@@ -150,7 +150,7 @@ def _inspect(args, workspace: Path, console) -> int:
 
 def _clean(args, workspace: Path, console) -> int:
     from session.clean import plan, remove, survey
-    from ui.timeline_view import clean_done, clean_report
+    from ui.timeline_view import ask_to_remove, clean_done, clean_report
     keep_days = args.keep_days if args.keep_days is not None else _settings(workspace, args.env_file).keep_days
     if keep_days < 0:
         from ui.quiet import say_err
@@ -165,12 +165,7 @@ def _clean(args, workspace: Path, console) -> int:
             from ui.quiet import say_err
             say_err("nothing removed: run s08 clean --yes to remove them without asking")
             return 1
-        try:
-            answer = input(f"Remove {chosen.count} file(s)? [y/N] ").strip().lower()
-        except (EOFError, KeyboardInterrupt):
-            answer = ""
-        if answer not in ("y", "yes"):
-            console.print("nothing removed")
+        if not ask_to_remove(console, chosen.count):
             return 0
     clean_done(console, *remove(chosen))
     return 0

@@ -222,3 +222,20 @@ def show_report(console: Console, event) -> None:
             clean_done(console, *event.removed)
         else:
             clean_report(console, event.plan)
+
+
+def terminal() -> Console:
+    """The console the session commands (`s08 sessions / inspect / clean`) print to."""
+    return Console(highlight=False)
+
+
+def ask_to_remove(console: Console, count: int) -> bool:
+    """`s08 clean`'s question; True when the person says yes."""
+    try:
+        answer = console.input(Text(f"Remove {count} file(s)? [y/N] ")).strip().lower()
+    except (EOFError, KeyboardInterrupt):
+        answer = ""
+    if answer in ("y", "yes"):
+        return True
+    console.print("nothing removed")
+    return False
