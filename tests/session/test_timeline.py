@@ -232,3 +232,23 @@ def test_s08_sessions_and_inspect_on_the_command_line(tmp_path, workspace):
     no_event = s08("inspect", log.stem, "--event", "3")
     assert no_event.returncode == 1 and "no compaction events" in no_event.stderr
     assert s08("inspect", "--bogus").returncode == 2
+
+
+def test_slash_timeline_shows_the_current_session_and_one_event(app_for, standin, workspace):
+    from commands import dispatch
+    from events import Notice, TimelineReport
+    standin.brain = Model({"text": "a long answer " + "detail " * 400}, {"text": "ok"},
+                          summaries=[{"text": "SUMMARY: one long answer."}])
+    app, events = app_for()
+    assert app.turn("explain").ok
+    dispatch(app, "/timeline")
+    report = events[-1]
+    assert isinstance(report, TimelineReport) and report.detail is None and len(report.timeline.requests) == 1
+    dispatch(app, "/timeline 1")
+    assert isinstance(events[-1], Notice) and "no compaction events" in events[-1].text
+    app.compact("")
+    dispatch(app, "/timeline 1")
+    detail = events[-1].detail
+    assert detail.event.kind == "manual" and detail.header["kind"] == "manual"
+    assert detail.messages[0] == {"role": "user", "content": "explain"}
+    assert detail.event.summary == "SUMMARY: one long answer."
