@@ -1,0 +1,196 @@
+"""Restrict this process with Landlock, then exec the command: the launcher s08 puts in front of bash.
+
+    python -S -I sandbox_launch.py --write DIR [--write DIR …] [--net on] [--scope]
+                                   [--nproc N] -- bash -c COMMAND
+
+Run as its own small program (standard library only, no site, isolated), so s08 never runs Python
+between fork and exec of a threaded process and is never restricted itself. The whole file system
+stays readable and executable; writes are allowed only beneath the --write folders and to the
+character devices in DEVICES; without `--net on`, TCP bind and connect are refused (Landlock ABI 4+);
+`--scope` also keeps the command from signalling processes outside its sandbox and from connecting to
+abstract unix sockets made outside it (ABI 6+). Every access right the kernel's ABI knows is handled,
+so what is not granted is refused. Landlock is inherited by every child and cannot be lifted.
+
+If any step fails the command is NOT run: the launcher prints one line starting with FAILED and
+exits with SETUP_FAILED. `--probe` only checks that a ruleset can be built and applied (in a child
+of the caller's choosing) and prints the ABI.
+"""
+
+import ctypes
+import os
+import sys
+
+SETUP_FAILED = 125
+FAILED = "s08 sandbox: could not set up the sandbox, the command was not run:"
+SYS_CREATE, SYS_ADD_RULE, SYS_RESTRICT = 444, 445, 446          # the same on every architecture
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+PR_SET_NO_NEW_PRIVS = 38
+O_PATH = getattr(os, "O_PATH", 0o10000000)
+
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
+MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15           # ABI 2, 3, 5
+BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1                           # ABI 4
+SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1               # ABI 6
+
+
+def fs_rights(abi: int) -> int:
+    """Every file-system access right the ABI knows."""
+    rights = (1 << 13) - 1
+    if abi >= 2:
+        rights |= REFER
+    if abi >= 3:
+        rights |= TRUNCATE
+    if abi >= 5:
+        rights |= IOCTL_DEV
+    return rights
+
+
+READ = EXECUTE | READ_FILE | READ_DIR
+FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV      # the rights a rule on a file may grant
+# Devices a command may write: writes there change no file. /dev/stdout & co. are NOT here: they are
+# links to the command's descriptors, which may be files (`1<victim >/dev/stdout`).
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/ptmx")
+
+
+class RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+class SetupError(Exception):
+    pass
+
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+def abi_version(libc=None) -> int:
+    """The Landlock ABI the kernel offers; 0 when it has none (or it is disabled)."""
+    libc = libc or _libc()
+    version = libc.syscall(ctypes.c_long(SYS_CREATE), None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION))
+    return max(0, int(version))
+
+
+def _fail(what: str, libc=None) -> SetupError:
+    err = ctypes.get_errno()
+    return SetupError(f"{what}: {os.strerror(err) if err else 'failed'}")
+
+
+def _add(libc, ruleset: int, path: str, rights: int, handled: int) -> None:
+    try:
+        fd = os.open(path, O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return                          # a folder or device this system lacks: nothing to grant
+    try:
+        if not os.path.isdir(path):
+            rights &= FILE_ONLY
+        attr = PathBeneathAttr(rights & handled, fd)
+        if libc.syscall(ctypes.c_long(SYS_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH),
+                        ctypes.byref(attr), ctypes.c_uint32(0)) != 0:
+            raise _fail(f"landlock_add_rule {path}")
+    finally:
+        os.close(fd)
+
+
+def restrict(writable, network: bool, scope: bool) -> int:
+    """Apply the sandbox to this process (and so to everything it execs); returns the ABI used."""
+    libc = _libc()
+    abi = abi_version(libc)
+    if abi < 1:
+        raise SetupError("the kernel offers no Landlock (Linux 5.13+ with landlock in the LSM list)")
+    handled = fs_rights(abi)
+    attr = RulesetAttr(handled, 0, 0)
+    size = 8
+    if abi >= 4 and not network:
+        attr.handled_access_net, size = BIND_TCP | CONNECT_TCP, 16
+    if abi >= 6 and scope:
+        attr.scoped, size = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL, 24
+    ruleset = libc.syscall(ctypes.c_long(SYS_CREATE), ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise _fail("landlock_create_ruleset")
+    try:
+        _add(libc, ruleset, "/", READ, handled)
+        for device in DEVICES:
+            _add(libc, ruleset, device, READ | WRITE_FILE | TRUNCATE | IOCTL_DEV, handled)
+        for folder in writable:
+            if not os.path.isdir(folder):
+                raise SetupError(f"{folder} is not a folder")
+            _add(libc, ruleset, folder, handled, handled)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise _fail("prctl(PR_SET_NO_NEW_PRIVS)")
+        if libc.syscall(ctypes.c_long(SYS_RESTRICT), ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            raise _fail("landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+def _limit_processes(count: int) -> None:
+    import resource
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    if hard != resource.RLIM_INFINITY:
+        count = min(count, hard)
+    resource.setrlimit(resource.RLIMIT_NPROC, (count, hard))
+
+
+def main(argv) -> int:
+    writable, network, scope, nproc, probe = [], False, False, 0, False
+    try:
+        split = argv.index("--")
+    except ValueError:
+        split = len(argv)
+    options, command = argv[:split], argv[split + 1:]
+    i = 0
+    while i < len(options):
+        option = options[i]
+        if option == "--write" and i + 1 < len(options):
+            writable.append(options[i + 1])
+            i += 1
+        elif option == "--net" and i + 1 < len(options):
+            network = options[i + 1] == "on"
+            i += 1
+        elif option == "--nproc" and i + 1 < len(options):
+            nproc = int(options[i + 1])
+            i += 1
+        elif option == "--scope":
+            scope = True
+        elif option == "--probe":
+            probe = True
+        else:
+            sys.stderr.write(f"{FAILED} unknown option {option!r}\n")
+            return SETUP_FAILED
+        i += 1
+    if not command and not probe:
+        sys.stderr.write(f"{FAILED} no command\n")
+        return SETUP_FAILED
+    try:
+        abi = restrict(writable, network, scope)
+        if nproc:
+            _limit_processes(nproc)
+    except (SetupError, OSError, ValueError) as exc:
+        sys.stderr.write(f"{FAILED} {exc}\n")
+        return SETUP_FAILED
+    if probe:
+        sys.stdout.write(f"{abi}\n")
+        return 0
+    try:
+        os.execvp(command[0], command)
+    except OSError as exc:
+        sys.stderr.write(f"s08 sandbox: cannot run {command[0]}: {exc.strerror}\n")
+        return 127
+    return 127                        # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
