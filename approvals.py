@@ -229,14 +229,19 @@ class Approvals:
         """(refusal or None, how the call runs): "read-only" when the policy lets it run without a
         question because it judged it read-only (the bash tool then runs it in the read-only sandbox),
         "" when it runs as allowed."""
-        request = self.needs_approval(name, args, where or getattr(change, "path", "") or "")
+        request, why = self.needs_approval(name, args, where or getattr(change, "path", "") or ""), ""
         if request is None and self.judged_read_only(name, args):
-            if not self.sandbox_problem and args.get("command") not in self.refused_by_sandbox:
+            why = self.sandbox_problem or ("the read-only sandbox refused it before"
+                                           if args.get("command") in self.refused_by_sandbox else "")
+            if not why:
                 return None, "read-only"
             request = self._ask_instead(name, args)
         if request is None:
             return None, ""
-        return self._ask(request, name, args, change, ask), ""
+        refusal = self._ask(request, name, args, change, ask)
+        if refusal is not None and refusal.notice and why:
+            refusal.notice += f" (asked because {why})"
+        return refusal, ""
 
     def _ask(self, request: Request, name: str, args, change, ask) -> Refusal | None:
         request.change = change

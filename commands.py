@@ -98,6 +98,9 @@ def _context(app, _arg: str) -> None:
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source))
+    sandbox = getattr(app, "sandbox", None)
+    if sandbox is not None:
+        app.emit(Notice(sandbox.status(), "info" if sandbox.available else "warning"))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")

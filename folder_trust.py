@@ -27,13 +27,14 @@ from dataclasses import fields
 from config import Settings
 from session_settings import shown
 
-RELAXING = ("APPROVAL_MODE", "ALLOW_COMMANDS", "S08_HISTORY_FILE")
+RELAXING = ("APPROVAL_MODE", "ALLOW_COMMANDS", "S08_HISTORY_FILE", "SANDBOX_NETWORK")
 SHOWN_FOLDER_CHARS = 200
 SHOWN_VALUE_CHARS = 1000             # a relaxing value is shown whole up to here: the person judges it
 MEANING = {"APPROVAL_MODE": {"yolo": "every command and file change runs without asking",
                              "auto_edit": "file changes run without asking"},
            "ALLOW_COMMANDS": "commands that start with these run without asking",
-           "S08_HISTORY_FILE": "what you type at the prompt is kept in that file"}
+           "S08_HISTORY_FILE": "what you type at the prompt is kept in that file",
+           "SANDBOX_NETWORK": "commands may use the network under SANDBOX=workspace"}
 ENDPOINT_RISK = ("Whoever runs that endpoint receives the key and everything in this session, and its model "
                  "drives this agent: it can run commands that only read (ls, cat, grep, …) here without asking, "
                  "ask you for others, and read any file you can read, ~/.ssh/* included.")
