@@ -67,8 +67,8 @@ def _run_probe() -> tuple[int, str]:
         return 0, "this kernel offers no Landlock (Linux 5.13+ with landlock enabled is needed)"
     with tempfile.TemporaryDirectory(prefix="s08-probe-") as tmp:
         try:
-            done = subprocess.run([*_python(), "--probe", "--write", tmp, "--scope"], capture_output=True,
-                                  text=True, timeout=20, stdin=subprocess.DEVNULL)
+            done = subprocess.run([*_python(), "--probe", "--write", tmp, "--scope", "--sockets", "none"],
+                                  capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as exc:
             return 0, f"the sandbox launcher did not start ({exc})"
     if done.returncode != 0:
@@ -125,9 +125,10 @@ class Sandbox:
             return ["bash", "-c", command]
         argv = [*_python(), "--write", tmp]
         if kind == READ_ONLY:
-            argv.append("--scope")
+            argv += ["--scope", "--sockets", "none"]
         else:
             argv += ["--write", str(workspace), "--net", "on" if self.network else "off"]
+            argv += [] if self.network else ["--sockets", "local"]
         if self.max_processes and os.getuid() != 0:
             argv += ["--nproc", str(_user_processes() + self.max_processes)]
         return [*argv, "--", "bash", "-c", command]

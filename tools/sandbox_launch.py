@@ -1,7 +1,7 @@
 """Restrict this process with Landlock, then exec the command: the launcher s08 puts in front of bash.
 
     python -S -I sandbox_launch.py --write DIR [--write DIR …] [--net on] [--scope]
-                                   [--nproc N] -- bash -c COMMAND
+                                   [--sockets none|local] [--nproc N] -- bash -c COMMAND
 
 Run as its own small program (standard library only, no site, isolated), so s08 never runs Python
 between fork and exec of a threaded process and is never restricted itself. The whole file system
@@ -10,6 +10,10 @@ character devices in DEVICES; without `--net on`, TCP bind and connect are refus
 `--scope` also keeps the command from signalling processes outside its sandbox and from connecting to
 abstract unix sockets made outside it (ABI 6+). Every access right the kernel's ABI knows is handled,
 so what is not granted is refused. Landlock is inherited by every child and cannot be lifted.
+`--sockets none` (or `local`: unix and netlink only) adds a seccomp filter that refuses socket() for
+the other families — UDP, raw, and with `none` unix sockets too, which Landlock does not cover — and
+io_uring (x86_64 and aarch64). The capability bounding set is emptied, so a root command runs
+without capabilities.
 
 If any step fails the command is NOT run: the launcher prints one line starting with FAILED and
 exits with SETUP_FAILED. `--probe` only checks that a ruleset can be built and applied (in a child
@@ -127,6 +131,7 @@ def restrict(writable, network: bool, scope: bool) -> int:
             if not os.path.isdir(folder):
                 raise SetupError(f"{folder} is not a folder")
             _add(libc, ruleset, folder, handled, handled)
+        _drop_capabilities()
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise _fail("prctl(PR_SET_NO_NEW_PRIVS)")
         if libc.syscall(ctypes.c_long(SYS_RESTRICT), ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
@@ -134,6 +139,60 @@ def restrict(writable, network: bool, scope: bool) -> int:
     finally:
         os.close(ruleset)
     return abi
+
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+
+# (audit arch, socket, io_uring_setup) for the architectures whose numbers are known here
+ARCHES = {"x86_64": (0xC000003E, 41, 425), "aarch64": (0xC00000B7, 198, 425)}
+AF_UNIX, AF_NETLINK = 1, 16
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_CAPBSET_DROP = 22, 2, 24
+RET_ALLOW, RET_EACCES = 0x7FFF0000, 0x00050000 | 13
+LD_ABS, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
+
+
+def _socket_filter(allowed_families) -> list:
+    """A seccomp program: socket() only for `allowed_families`, no io_uring (it could open sockets
+    past this filter), no system call of another ABI (x32, i386); everything else allowed."""
+    arch, socket_nr, uring_nr = ARCHES[os.uname().machine]
+    head = [(LD_ABS, 0, 0, 4), (JEQ, 0, "deny", arch), (LD_ABS, 0, 0, 0), (JGE, "deny", 0, 0x40000000),
+            (JEQ, "deny", 0, uring_nr), (JEQ, 0, "allow", socket_nr), (LD_ABS, 0, 0, 16)]
+    body = head + [(JEQ, "allow", 0, family) for family in allowed_families] + [(RET, 0, 0, RET_EACCES)]
+    labels = {"deny": len(body) - 1, "allow": len(body)}
+    body.append((RET, 0, 0, RET_ALLOW))
+    return [(code, labels[jt] - i - 1 if isinstance(jt, str) else jt, labels[jf] - i - 1 if isinstance(jf, str) else jf,
+             k) for i, (code, jt, jf, k) in enumerate(body)]
+
+
+def _refuse_sockets(allowed_families) -> None:
+    if os.uname().machine not in ARCHES:
+        return                        # Landlock's TCP rules still hold; UDP and unix sockets do not (README)
+    program = _socket_filter(allowed_families)
+    filters = (SockFilter * len(program))(*[SockFilter(*ins) for ins in program])
+    prog = SockFprog(len(program), filters)
+    libc = _libc()
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise _fail("seccomp")
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding set, so a root command loses every capability at exec (CAP_NET_ADMIN,
+    CAP_SYS_TIME, CAP_SYS_MODULE…: changes no file rule covers). A user without CAP_SETPCAP has no
+    capabilities to lose (no_new_privs keeps file capabilities from adding any)."""
+    libc = _libc()
+    for cap in range(64):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            if ctypes.get_errno() == 1 and cap == 0:          # EPERM: no CAP_SETPCAP, nothing to drop
+                return
+            if ctypes.get_errno() == 22:                      # EINVAL: past the last capability
+                return
+            raise _fail(f"dropping capability {cap}")
 
 
 def _limit_processes(count: int) -> None:
@@ -145,7 +204,7 @@ def _limit_processes(count: int) -> None:
 
 
 def main(argv) -> int:
-    writable, network, scope, nproc, probe = [], False, False, 0, False
+    writable, network, scope, nproc, probe, sockets = [], False, False, 0, False, "all"
     try:
         split = argv.index("--")
     except ValueError:
@@ -165,6 +224,9 @@ def main(argv) -> int:
             i += 1
         elif option == "--scope":
             scope = True
+        elif option == "--sockets" and i + 1 < len(options):
+            sockets = options[i + 1]
+            i += 1
         elif option == "--probe":
             probe = True
         else:
@@ -176,6 +238,8 @@ def main(argv) -> int:
         return SETUP_FAILED
     try:
         abi = restrict(writable, network, scope)
+        if sockets != "all":          # "none", or "local" (unix and netlink only: no UDP, no raw sockets)
+            _refuse_sockets(() if sockets == "none" else (AF_UNIX, AF_NETLINK))
         if nproc:
             _limit_processes(nproc)
     except (SetupError, OSError, ValueError) as exc:

@@ -99,6 +99,9 @@ ATTACKS = [
 @pytest.mark.parametrize("command", ATTACKS)
 def test_each_write_attack_changes_nothing_in_the_read_only_sandbox(tree, tmp_path, command):
     root, ws = tree
+    outside = [Path("/tmp/s08-test-sandbox"), Path("/dev/shm/s08-test-sandbox")]
+    for path in outside:
+        path.unlink(missing_ok=True)
     before = digest(root)
     captured = ro(command, ws, tmp_path)
     assert digest(root) == before, captured.text
@@ -150,6 +153,36 @@ def test_no_tcp_connection_leaves_the_read_only_sandbox(tree, tmp_path, listener
         assert not accepted(listener), command
     plain = ro(connects(port)[0], ws, tmp_path, sandbox=RO, kind=APPROVED)     # the listener does work
     assert plain.exit_code == 0 and accepted(listener)
+
+
+def test_no_udp_datagram_nor_unix_socket_connection_leaves_the_read_only_sandbox(tree, tmp_path):
+    ws = tree[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.setblocking(False)
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(str(tmp_path / "s.sock"))
+    unix.listen(4)
+    unix.setblocking(False)
+    try:
+        send = (f"python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'k', "
+                f"('127.0.0.1', {udp.getsockname()[1]}))\"")
+        join = f"python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('{tmp_path / 's.sock'}')\""
+        for command in (send, join, f"echo k | nc -u -w1 127.0.0.1 {udp.getsockname()[1]}"):
+            ro(command, ws, tmp_path)
+        with pytest.raises(BlockingIOError):
+            udp.recv(10)
+        assert not accepted(unix)
+        assert ro(join, ws, tmp_path, kind=APPROVED).exit_code == 0 and accepted(unix)     # they do work outside
+    finally:
+        udp.close()
+        unix.close()
+
+
+def test_a_root_command_has_no_capabilities_in_the_sandbox(tree, tmp_path):
+    for sandbox, kind in ((RO, READ_ONLY), (WORKSPACE, APPROVED)):
+        captured = ro("grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status", tree[1], tmp_path, sandbox, kind)
+        assert captured.text.count("0000000000000000") == 3, captured.text
 
 
 READ_ONLY_COMMANDS = [
