@@ -97,10 +97,9 @@ def _context(app, _arg: str) -> None:
     parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
-    app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source))
     sandbox = getattr(app, "sandbox", None)
-    if sandbox is not None:
-        app.emit(Notice(sandbox.status(), "info" if sandbox.available else "warning"))
+    app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
+                           sandbox.status() if sandbox is not None else ""))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from approvals import Answer
+from approvals.policy import Answer
 from config import Settings
 from events import Notice, ToolFinished
 from tools.background import group_members
@@ -321,7 +321,7 @@ def test_with_the_sandbox_read_only_commands_run_unasked_and_a_refusal_asks_next
 
 
 def test_a_command_the_sandbox_refused_asks_the_next_time():
-    from approvals import Approvals
+    from approvals.policy import Approvals
     policy = Approvals()
     call = {"command": "cat victim.txt"}
     assert policy.decide("bash", call, None, None) == (None, READ_ONLY)
@@ -333,6 +333,28 @@ def test_a_command_the_sandbox_refused_asks_the_next_time():
     assert policy.decide("bash", {"command": "cat other.txt"}, None, None)[0] is not None
     assert Approvals("yolo").decide("bash", {"command": "cat a"}, None, None) == (None, "")
     assert Approvals(allow_commands=("touch",)).decide("bash", {"command": "touch a"}, None, None) == (None, "")
+
+
+def test_the_banner_and_context_say_why_every_command_asks(tmp_path, workspace):
+    import io
+
+    from rich.console import Console
+
+    from commands import dispatch
+    from conftest import base_env
+    from events import ContextReport
+    from helpers import make_app
+    from ui.sessions_view import print_banner
+    for extra, shown in (({"S08_SANDBOX_UNAVAILABLE": "1"}, "S08_SANDBOX_UNAVAILABLE is set"),
+                         ({"SANDBOX": "off"}, "SANDBOX=off: no kernel sandbox, so every command asks"),
+                         ({"SANDBOX": "workspace"}, "every command writes only in the workspace")):
+        app, events = make_app(workspace, {**base_env(tmp_path, None, approval_mode="default"), **extra}, demo="on")
+        out = io.StringIO()
+        print_banner(Console(file=out, width=300), app)
+        assert shown in out.getvalue()
+        dispatch(app, "/context")
+        assert isinstance(events[-1], ContextReport) and shown in events[-1].sandbox
+        app.close()
 
 
 def test_the_status_line_says_what_holds():
