@@ -248,6 +248,10 @@ def main(argv) -> int:
     if probe:
         sys.stdout.write(f"{abi}\n")
         return 0
+    import signal
+    for name in ("SIGPIPE", "SIGXFSZ"):       # Python ignores these; the command must not inherit that
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
     try:
         os.execvp(command[0], command)
     except OSError as exc:

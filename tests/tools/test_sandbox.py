@@ -193,7 +193,8 @@ READ_ONLY_COMMANDS = [
     "git ls-files", "git branch", "python3 -c \"print(open('u/a.txt').read().upper())\"", "sort u/a.txt | uniq",
     "diff u/a.txt u/b.txt; echo $?", "stat -c %s victim.txt", "du -s u", "echo hello >/dev/null && echo ok",
     "tr a-z A-Z < victim.txt", "sed -n 1p u/a.txt", "awk '{print $1}' u/a.txt", "xargs echo < u/a.txt",
-    "file victim.txt || true", "tree u || true",
+    "file victim.txt || true", "tree u || true", "grep -E '^Sig(Ign|Blk)' /proc/self/status",
+    "yes | head -n 2; echo ${PIPESTATUS[@]}",
 ] + (["rg -n a u", "rg --files"] if shutil.which("rg") else [])
 
 
@@ -364,3 +365,26 @@ def test_the_status_line_says_what_holds():
     assert not off.available and "every command asks" in off.status()
     gone = Sandbox.for_session(Settings(sandbox="workspace"), {"S08_SANDBOX_UNAVAILABLE": "1"})
     assert "S08_SANDBOX_UNAVAILABLE" in gone.status() and "not in force" in gone.status()
+
+
+@pytest.mark.slow
+def test_in_print_mode_without_a_sandbox_a_read_only_command_is_refused_with_the_approval_line(
+        tmp_path, workspace, standin):
+    from conftest import base_env, run_agent
+    (workspace / "a.txt").write_text("hello\n")
+    standin.queue(bash_call("cat a.txt"), {"text": "DONE"}, bash_call("cat a.txt"), {"text": "RAN"})
+    env = base_env(tmp_path, standin, approval_mode="default", s08_sandbox_unavailable="1")
+    proc = run_agent("-p", "read a.txt", env=env, cwd=workspace, text=True, capture_output=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == "DONE\n", proc.stderr
+    assert "[approval needed] bash `cat a.txt` was not run" in proc.stderr
+    assert "asked because S08_SANDBOX_UNAVAILABLE is set" in proc.stderr
+    del env["S08_SANDBOX_UNAVAILABLE"]                  # with the sandbox, it runs without a question
+    proc = run_agent("-p", "read a.txt", env=env, cwd=workspace, text=True, capture_output=True, timeout=60)
+    assert proc.stdout == "RAN\n" and "approval needed" not in proc.stderr, proc.stderr
+    assert "hello" in json_results(standin)[-1]
+
+
+def json_results(standin) -> list[str]:
+    return [b["content"] if isinstance(b["content"], str) else str(b["content"])
+            for m in standin.requests[-1]["messages"] if isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"]
