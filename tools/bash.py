@@ -30,7 +30,7 @@ from pathlib import Path
 
 from config import BASH_TIMEOUT, SECRET_SETTINGS
 from storage import TASK_OUTPUTS_DIR, relative
-from .background import JOBS, Jobs, group_members, group_of
+from .background import JOBS, Jobs, family_size, group_members, group_of
 from .bash_guard import MAX_COMMAND_BYTES, dangerous_reason
 from .output_sink import MEMORY_CAP, OutputSink  # noqa: F401  (MEMORY_CAP re-exported for tests)
 from .registry import ToolResult, tool
@@ -91,7 +91,8 @@ def _command_env(extra: dict | None = None) -> dict:
     return env
 
 
-def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float, limit: int = 0) -> str:
+def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float, limit: int = 0,
+                     since: int = 0) -> str:
     """Collect output until the command exits (plus a short grace for its output) or the deadline
     passes. Returns "timeout", "processes" (its process group grew past `limit`) or "". A command that
     closed its own output is still waited for."""
@@ -103,7 +104,7 @@ def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float, 
             return "timeout"
         if limit and exited_at is None and now - counted >= COUNT_EVERY:
             counted = now
-            if len(group_members(proc.pid)) > limit:
+            if family_size(proc.pid, since) > limit:
                 return "processes"
         if exited_at is None and proc.poll() is not None:
             exited_at = now
@@ -173,7 +174,7 @@ def _collect(proc: subprocess.Popen, jobs: Jobs, tag: str, sink: OutputSink, cwd
              max_processes: int, left: list) -> Captured:
     """Wait for the command and make its result; `left` receives what it left running."""
     try:
-        ended = _read_until_done(proc, sink, time.monotonic() + timeout, max_processes)
+        ended = _read_until_done(proc, sink, time.monotonic() + timeout, max_processes, jobs.since.get(tag, 0))
     except KeyboardInterrupt:
         _kill_all(proc, jobs, tag)
         sink.finish()

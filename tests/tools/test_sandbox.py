@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from approvals.policy import Answer
 from config import Settings
 from events import Notice, ToolFinished
-from tools.background import group_members
 from tools.bash import run_command
 from tools.sandbox import APPROVED, READ_ONLY, Sandbox, probe
 
@@ -266,17 +265,18 @@ def test_workspace_mode_writes_only_in_the_workspace(tree, tmp_path, listener):
     assert read_only.exit_code != 0 and not (ws / "z").exists()
 
 
-def test_a_loop_of_background_jobs_ends_with_a_clear_error(tree, tmp_path):
+@pytest.mark.parametrize("loop", ["while true; do sleep 987 & done", "while true; do setsid sleep 987 & done"])
+def test_a_loop_of_background_jobs_ends_with_a_clear_error(tree, tmp_path, loop):
     from tools.registry import ToolContext, run_tool
     ws = tree[1]
     for sandbox, kind in ((RO, READ_ONLY), (RO, APPROVED)):
         ctx = ToolContext(workspace=ws, settings=Settings(max_processes=40), sandbox=sandbox, run_as=kind)
-        result = run_tool("bash", {"command": "while true; do sleep 100 & done"}, ctx)
+        result = run_tool("bash", {"command": loop}, ctx)
         assert result.is_error and "more than 40 processes" in result.content and "MAX_PROCESSES" in result.content
         assert "too many processes" in result.content
         assert result.meta["exit_code"] is None and not result.meta["timed_out"]
-    leftover = subprocess.run(["pgrep", "-f", "^sleep 100$"], capture_output=True, text=True).stdout.split()
-    assert not [pid for pid in leftover if group_members(int(pid))]
+        left = subprocess.run(["pgrep", "-f", "^sleep 987$"], capture_output=True, text=True).stdout.split()
+        assert not left, left
 
 
 def bash_call(command: str) -> dict:
@@ -388,3 +388,16 @@ def json_results(standin) -> list[str]:
     return [b["content"] if isinstance(b["content"], str) else str(b["content"])
             for m in standin.requests[-1]["messages"] if isinstance(m["content"], list)
             for b in m["content"] if b.get("type") == "tool_result"]
+
+
+@pytest.mark.slow
+def test_orphans_of_a_loop_count_too_in_s08(tmp_path, workspace, standin):
+    """`(setsid sleep &)` leaves orphans in sessions of their own: s08 adopts them (a subreaper) and counts them."""
+    from conftest import base_env, run_agent
+    standin.queue(bash_call("while true; do (setsid sleep 987 &); done"), {"text": "STOPPED"})
+    env = base_env(tmp_path, standin, max_processes="40", bash_timeout="60")
+    proc = run_agent("-p", "loop", env=env, cwd=workspace, text=True, capture_output=True, timeout=90)
+    assert proc.stdout == "STOPPED\n", proc.stderr
+    result = json_results(standin)[-1]
+    assert "more than 40 processes" in result and "too many processes" in result and "timed out" not in result
+    assert not subprocess.run(["pgrep", "-f", "^sleep 987$"], capture_output=True, text=True).stdout.split()
