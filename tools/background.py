@@ -113,7 +113,8 @@ def group_members(pgid: int) -> list[int]:
 def family_size(pid: int, since: int = 0) -> int:
     """How many live processes belong to the command `pid`: its process group, its descendants (whatever
     group or session they moved to) and the orphans s08 adopted that started at `since` or later."""
-    me, children, members = os.getpid(), {}, set()
+    me, members = os.getpid(), set()
+    children: dict[int, list[int]] = {}
     for other in _pids():
         info = _stat(other)
         if info is None or info[0] in ("Z", "X"):
