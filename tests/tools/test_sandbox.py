@@ -193,7 +193,9 @@ READ_ONLY_COMMANDS = [
     "diff u/a.txt u/b.txt; echo $?", "stat -c %s victim.txt", "du -s u", "echo hello >/dev/null && echo ok",
     "tr a-z A-Z < victim.txt", "sed -n 1p u/a.txt", "awk '{print $1}' u/a.txt", "xargs echo < u/a.txt",
     "file victim.txt || true", "tree u || true", "grep -E '^Sig(Ign|Blk)' /proc/self/status",
-    "yes | head -n 2; echo ${PIPESTATUS[@]}",
+    "yes | head -n 2; echo ${PIPESTATUS[@]}", "git grep -n a", "git shortlog -sn HEAD", "git describe --always",
+    "git log -p -1", "diff <(cat u/a.txt) u/b.txt", "cat <<< 'here'", "ls ~/.config/s08",
+    "jq -n 1 2>/dev/null || echo no jq",
 ] + (["rg -n a u", "rg --files"] if shutil.which("rg") else [])
 
 
