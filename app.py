@@ -165,6 +165,7 @@ class App:
         agent = self.agent
         agent.settings, agent.provider, agent.approvals = self.settings, self._make_model(), self.approvals
         agent.tool_ctx.settings, agent.tool_ctx.secrets = self.settings, self.access.secrets()
+        agent.tool_ctx.sandbox = self.sandbox          # rebuilt with the approvals (after a consent), else the same
         agent.compactor.use_settings(self.settings)
         self._add_instructions_warning()
 

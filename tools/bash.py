@@ -37,7 +37,8 @@ from .registry import ToolResult, tool
 from .sandbox import APPROVED, FAILED, READ_ONLY, SETUP_FAILED, Sandbox
 
 MAX_PROCESSES = 512               # the setting's default, for callers without settings
-COUNT_EVERY = 0.05                # seconds between two counts of a command's process group
+COUNT_EVERY = 0.05                # seconds between two counts of a command's processes, at least…
+COUNT_SHARE = 0.1                 # …and long enough that counting takes at most this share of the time
 
 READ_CHUNK = 65536
 DRAIN_GRACE = 0.5                 # seconds to keep reading after bash exits (background jobs)
@@ -97,15 +98,16 @@ def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float, 
     passes. Returns "timeout", "processes" (its process group grew past `limit`) or "". A command that
     closed its own output is still waited for."""
     assert proc.stdout is not None
-    fd, exited_at, eof, counted = proc.stdout.fileno(), None, False, 0.0
+    fd, exited_at, eof, counted, every = proc.stdout.fileno(), None, False, 0.0, COUNT_EVERY
     while True:
         now = time.monotonic()
         if now >= deadline:
             return "timeout"
-        if limit and exited_at is None and now - counted >= COUNT_EVERY:
-            counted = now
+        if limit and exited_at is None and now - counted >= every:
             if family_size(proc.pid, since) > limit:
                 return "processes"
+            counted = time.monotonic()          # a machine with many processes is scanned less often
+            every = max(COUNT_EVERY, (counted - now) / COUNT_SHARE)
         if exited_at is None and proc.poll() is not None:
             exited_at = now
         if exited_at is not None and (eof or now - exited_at > DRAIN_GRACE):
@@ -232,8 +234,7 @@ def bash(ctx, command: str) -> ToolResult:
                           f"sandbox, which is not available ({sandbox.problem}). Call it again to have the person "
                           "asked.", True, {"sandbox_refused": kind})
     captured = run_command(command, ctx.workspace, timeout, ctx.workspace / TASK_OUTPUTS_DIR, ctx.secrets, ctx.jobs,
-                           getattr(ctx, "progress", None), sandbox, kind,
-                           getattr(ctx.settings, "max_processes", MAX_PROCESSES))
+                           getattr(ctx, "progress", None), sandbox, kind, sandbox.max_processes or MAX_PROCESSES)
     meta = {"exit_code": captured.exit_code, "timed_out": captured.timed_out, "timeout": timeout,
             "bytes": captured.total_bytes, "saved": captured.saved}
     if captured.exit_code == SETUP_FAILED and FAILED in captured.text[:2000]:

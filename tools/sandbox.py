@@ -85,7 +85,7 @@ class Sandbox:
     network: bool = False          # SANDBOX_NETWORK=on: TCP allowed under SANDBOX=workspace
     abi: int = 0
     problem: str = "not probed"    # why no command can be sandboxed ("" when they can)
-    max_processes: int = 0         # RLIMIT_NPROC headroom for a non-root user (0: none)
+    max_processes: int = 0         # MAX_PROCESSES (fixed at start like the rest); also RLIMIT_NPROC headroom
 
     @classmethod
     def for_session(cls, settings, environ=None) -> Sandbox:

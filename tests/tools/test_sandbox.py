@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -272,7 +273,7 @@ def test_a_loop_of_background_jobs_ends_with_a_clear_error(tree, tmp_path, loop)
     from tools.registry import ToolContext, run_tool
     ws = tree[1]
     for sandbox, kind in ((RO, READ_ONLY), (RO, APPROVED)):
-        ctx = ToolContext(workspace=ws, settings=Settings(max_processes=40), sandbox=sandbox, run_as=kind)
+        ctx = ToolContext(workspace=ws, settings=Settings(), sandbox=replace(sandbox, max_processes=40), run_as=kind)
         result = run_tool("bash", {"command": loop}, ctx)
         assert result.is_error and "more than 40 processes" in result.content and "MAX_PROCESSES" in result.content
         assert "too many processes" in result.content
@@ -403,3 +404,13 @@ def test_orphans_of_a_loop_count_too_in_s08(tmp_path, workspace, standin):
     result = json_results(standin)[-1]
     assert "more than 40 processes" in result and "too many processes" in result and "timed out" not in result
     assert not subprocess.run(["pgrep", "-f", "^sleep 987$"], capture_output=True, text=True).stdout.split()
+
+
+def test_a_folders_env_relaxes_the_sandbox_only_with_consent(tmp_path, workspace):
+    from conftest import base_env
+    from helpers import make_app
+    (workspace / ".env").write_text("SANDBOX=workspace\nSANDBOX_NETWORK=on\nMAX_PROCESSES=100000\n")
+    app, _ = make_app(workspace, base_env(tmp_path, None, approval_mode="default"), demo="on")
+    assert app.access.relax_pending == {"SANDBOX_NETWORK": "on", "MAX_PROCESSES": "100000"}   # SANDBOX only tightens
+    assert app.sandbox.mode == "workspace" and not app.sandbox.network and app.settings.max_processes == 512
+    app.close()
