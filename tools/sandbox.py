@@ -38,6 +38,7 @@ UNAVAILABLE_VAR = "S08_SANDBOX_UNAVAILABLE"
 LAUNCHER = Path(sandbox_launch.__file__).resolve()
 READ_ONLY, APPROVED = "read-only", "approved"
 REFUSED = re.compile(r"Permission denied|Operation not permitted|Read-only file system")
+NPROC_MARGIN = 64        # the kernel's limit sits above s08's own count, which then says what happened
 _probed: dict[bool, tuple[int, str]] = {}
 
 
@@ -129,8 +130,8 @@ class Sandbox:
         else:
             argv += ["--write", str(workspace), "--net", "on" if self.network else "off"]
             argv += [] if self.network else ["--sockets", "local"]
-        if self.max_processes and os.getuid() != 0:
-            argv += ["--nproc", str(_user_processes() + self.max_processes)]
+        if self.max_processes and os.getuid() != 0:     # root ignores RLIMIT_NPROC (measured): s08's count binds
+            argv += ["--nproc", str(_user_processes() + self.max_processes + NPROC_MARGIN)]
         return [*argv, "--", "bash", "-c", command]
 
     def refused_note(self, kind: str, text: str, code) -> str:

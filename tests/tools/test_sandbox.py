@@ -5,6 +5,8 @@ connection reaches a local listener; the read-only commands the README lists giv
 inside as outside; generated commands never change a prepared tree; SANDBOX=workspace confines writes
 to the workspace; a loop of background jobs ends with a clear error; where the sandbox is unavailable
 (S08_SANDBOX_UNAVAILABLE=1) every command asks; a command the sandbox refused asks the next time.
+Tests that need the kernel's sandbox are marked `kernel` and skipped where it is missing; the others
+(the simulated absence, the policy) run everywhere.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +30,7 @@ from tools.bash import run_command
 from tools.sandbox import APPROVED, READ_ONLY, Sandbox, probe
 
 ABI, PROBLEM = probe({})
-pytestmark = pytest.mark.skipif(bool(PROBLEM), reason=f"no kernel sandbox here: {PROBLEM}")
+kernel = pytest.mark.skipif(bool(PROBLEM), reason=f"no kernel sandbox here: {PROBLEM}")
 
 RO = Sandbox.for_session(Settings(), {})
 WORKSPACE = Sandbox.for_session(Settings(sandbox="workspace"), {})
@@ -96,6 +99,7 @@ ATTACKS = [
 ]
 
 
+@kernel
 @pytest.mark.parametrize("command", ATTACKS)
 def test_each_write_attack_changes_nothing_in_the_read_only_sandbox(tree, tmp_path, command):
     root, ws = tree
@@ -108,6 +112,7 @@ def test_each_write_attack_changes_nothing_in_the_read_only_sandbox(tree, tmp_pa
     assert not Path("/tmp/s08-test-sandbox").exists() and not Path("/dev/shm/s08-test-sandbox").exists()
 
 
+@kernel
 def test_a_refused_write_says_so_in_plain_words(tree, tmp_path):
     from tools.registry import ToolContext, run_tool
     ws = tree[1]
@@ -145,6 +150,7 @@ def connects(port: int) -> list[str]:
             "&& echo BOUND"]
 
 
+@kernel
 def test_no_tcp_connection_leaves_the_read_only_sandbox(tree, tmp_path, listener):
     ws, port = tree[1], listener.getsockname()[1]
     for command in connects(port):
@@ -155,6 +161,7 @@ def test_no_tcp_connection_leaves_the_read_only_sandbox(tree, tmp_path, listener
     assert plain.exit_code == 0 and accepted(listener)
 
 
+@kernel
 def test_no_udp_datagram_nor_unix_socket_connection_leaves_the_read_only_sandbox(tree, tmp_path):
     ws = tree[1]
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -179,6 +186,7 @@ def test_no_udp_datagram_nor_unix_socket_connection_leaves_the_read_only_sandbox
         unix.close()
 
 
+@kernel
 def test_a_root_command_has_no_capabilities_in_the_sandbox(tree, tmp_path):
     for sandbox, kind in ((RO, READ_ONLY), (WORKSPACE, APPROVED)):
         captured = ro("grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status", tree[1], tmp_path, sandbox, kind)
@@ -200,6 +208,7 @@ READ_ONLY_COMMANDS = [
 ] + (["rg -n a u", "rg --files"] if shutil.which("rg") else [])
 
 
+@kernel
 @pytest.mark.parametrize("command", READ_ONLY_COMMANDS)
 def test_read_only_commands_give_the_same_output_inside(tree, tmp_path, command):
     root, ws = tree
@@ -213,6 +222,7 @@ def test_read_only_commands_give_the_same_output_inside(tree, tmp_path, command)
     assert digest(root) == before
 
 
+@kernel
 def test_the_private_temporary_folder_is_writable_and_removed(tree, tmp_path):
     captured = ro('echo $TMPDIR; echo x > "$TMPDIR/f" && cat "$TMPDIR/f" && mktemp', tree[1], tmp_path)
     lines = captured.text.splitlines()
@@ -241,6 +251,7 @@ def commands(draw):
     return draw(st.sampled_from(["; ", " && ", " | ", " || "])).join(parts)
 
 
+@kernel
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(command=commands())
 def test_generated_commands_never_change_a_file_in_the_read_only_sandbox(tree, tmp_path, command):
@@ -250,6 +261,7 @@ def test_generated_commands_never_change_a_file_in_the_read_only_sandbox(tree, t
     assert digest(root) == before, (command, captured.text)
 
 
+@kernel
 def test_workspace_mode_writes_only_in_the_workspace(tree, tmp_path, listener):
     root, ws = tree
     port = listener.getsockname()[1]
@@ -268,6 +280,7 @@ def test_workspace_mode_writes_only_in_the_workspace(tree, tmp_path, listener):
     assert read_only.exit_code != 0 and not (ws / "z").exists()
 
 
+@kernel
 @pytest.mark.parametrize("loop", ["while true; do sleep 987 & done", "while true; do setsid sleep 987 & done"])
 def test_a_loop_of_background_jobs_ends_with_a_clear_error(tree, tmp_path, loop):
     from tools.registry import ToolContext, run_tool
@@ -306,6 +319,7 @@ def test_without_a_sandbox_every_command_asks(app_for, standin, workspace):
     assert any(n.startswith("[approval needed] bash `cat a.txt`") and "S08_SANDBOX_UNAVAILABLE" in n for n in notices)
 
 
+@kernel
 @pytest.mark.scripted
 def test_with_the_sandbox_read_only_commands_run_unasked_and_a_refusal_asks_next_time(app_for, standin, workspace):
     (workspace / "victim.txt").write_text("victim\n")
@@ -339,6 +353,7 @@ def test_a_command_the_sandbox_refused_asks_the_next_time():
     assert Approvals(allow_commands=("touch",)).decide("bash", {"command": "touch a"}, None, None) == (None, "")
 
 
+@kernel
 def test_the_banner_and_context_say_why_every_command_asks(tmp_path, workspace):
     import io
 
@@ -361,6 +376,7 @@ def test_the_banner_and_context_say_why_every_command_asks(tmp_path, workspace):
         app.close()
 
 
+@kernel
 def test_the_status_line_says_what_holds():
     assert f"Landlock ABI {ABI}" in RO.status() and "read-only" in RO.status()
     assert "workspace" in WORKSPACE.status() and "no TCP" in WORKSPACE.status()
@@ -370,6 +386,7 @@ def test_the_status_line_says_what_holds():
     assert "S08_SANDBOX_UNAVAILABLE" in gone.status() and "not in force" in gone.status()
 
 
+@kernel
 @pytest.mark.slow
 def test_in_print_mode_without_a_sandbox_a_read_only_command_is_refused_with_the_approval_line(
         tmp_path, workspace, standin):
@@ -414,3 +431,36 @@ def test_a_folders_env_relaxes_the_sandbox_only_with_consent(tmp_path, workspace
     assert app.access.relax_pending == {"SANDBOX_NETWORK": "on", "MAX_PROCESSES": "100000"}   # SANDBOX only tightens
     assert app.sandbox.mode == "workspace" and not app.sandbox.network and app.settings.max_processes == 512
     app.close()
+
+
+FORKS = """
+import os, time
+n = 0
+try:
+    for i in range(60):
+        if os.fork() == 0:
+            time.sleep(2)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print('stopped at', n, e.strerror)
+"""
+
+
+@kernel
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"), reason="needs root to switch to a plain user")
+def test_for_a_plain_user_the_kernel_bounds_the_processes_too():
+    import tempfile
+
+    from tools.sandbox import LAUNCHER
+    tmp_path = Path(tempfile.mkdtemp(prefix="s08-nproc-"))       # pytest's own folders are root's only
+    os.chmod(tmp_path, 0o777)
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    launch = [sys.executable, "-S", "-I", str(LAUNCHER), "--write", str(tmp_path), "--nproc", "20", "--",
+              "python3", "-c", FORKS]
+    done = subprocess.run(as_nobody + launch, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.stdout.startswith("stopped at") and "Resource temporarily unavailable" in done.stdout, done
+    assert int(done.stdout.split()[2]) < 20
+    root = subprocess.run(launch, capture_output=True, text=True, timeout=60, cwd=tmp_path)    # root: no bound
+    shutil.rmtree(tmp_path)
+    assert root.stdout == "", root
