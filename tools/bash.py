@@ -237,8 +237,12 @@ def bash(ctx, command: str) -> ToolResult:
                            getattr(ctx, "progress", None), sandbox, kind, sandbox.max_processes or MAX_PROCESSES)
     meta = {"exit_code": captured.exit_code, "timed_out": captured.timed_out, "timeout": timeout,
             "bytes": captured.total_bytes, "saved": captured.saved}
-    if captured.exit_code == SETUP_FAILED and FAILED in captured.text[:2000]:
-        return ToolResult(captured.text + "\n[the command was not run: s08 could not set up its sandbox]", True, meta)
+    if captured.exit_code == SETUP_FAILED and FAILED in captured.text[:2000] and sandbox.sandboxed(kind):
+        meta["sandbox_refused"] = kind            # the same call again asks the person (approvals.sandbox_refused)
+        then = ("Call it again to have the person asked whether it may run without it." if kind == READ_ONLY else
+                "Tell the person: SANDBOX=off runs approved commands without it.")
+        return ToolResult(f"{captured.text}\n[the command was not run: s08 could not set up its sandbox. {then}]",
+                          True, meta)
     if captured.too_many:
         return ToolResult(captured.text + "\n[error: the command started too many processes; it was killed. Do "
                           "not start processes in a loop; run them a bounded number of times.]", True, meta)

@@ -433,6 +433,15 @@ def test_a_folders_env_relaxes_the_sandbox_only_with_consent(tmp_path, workspace
     app.close()
 
 
+@kernel
+def test_when_the_launcher_cannot_set_up_the_sandbox_the_command_does_not_run(tmp_path):
+    from tools.sandbox import FAILED, LAUNCHER, SETUP_FAILED
+    launch = [sys.executable, "-S", "-I", str(LAUNCHER), "--write", str(tmp_path / "missing"), "--", "touch", "ran"]
+    done = subprocess.run(launch, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == SETUP_FAILED and done.stderr.startswith(FAILED) and "is not a folder" in done.stderr
+    assert not (tmp_path / "ran").exists()
+
+
 FORKS = """
 import os, time
 n = 0
