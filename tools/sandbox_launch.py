@@ -16,8 +16,8 @@ io_uring (x86_64 and aarch64). The capability bounding set is emptied, so a root
 without capabilities.
 
 If any step fails the command is NOT run: the launcher prints one line starting with FAILED and
-exits with SETUP_FAILED. `--probe` only checks that a ruleset can be built and applied (in a child
-of the caller's choosing) and prints the ABI.
+exits with SETUP_FAILED. `--probe` builds and applies the same sandbox to the launcher itself, runs
+nothing, and prints the ABI (tools/sandbox.py runs it once per s08 process).
 """
 
 import ctypes
@@ -86,7 +86,7 @@ def abi_version(libc=None) -> int:
     return max(0, int(version))
 
 
-def _fail(what: str, libc=None) -> SetupError:
+def _fail(what: str) -> SetupError:
     err = ctypes.get_errno()
     return SetupError(f"{what}: {os.strerror(err) if err else 'failed'}")
 
