@@ -262,6 +262,17 @@ def test_generated_commands_never_change_a_file_in_the_read_only_sandbox(tree, t
 
 
 @kernel
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=commands())
+def test_generated_commands_never_change_a_file_outside_the_workspace_in_workspace_mode(tree, tmp_path, command):
+    root, ws = tree
+    outside = {name: value for name, value in digest(root).items() if not name.startswith("ws/") and name != "ws"}
+    captured = ro(command, ws, tmp_path, WORKSPACE, APPROVED, timeout=2)
+    after = {name: value for name, value in digest(root).items() if not name.startswith("ws/") and name != "ws"}
+    assert after == outside, (command, captured.text)
+
+
+@kernel
 def test_workspace_mode_writes_only_in_the_workspace(tree, tmp_path, listener):
     root, ws = tree
     port = listener.getsockname()[1]
