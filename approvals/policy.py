@@ -109,6 +109,7 @@ class Request:
     change: object = None          # tools.preview.FileChange for write_file / edit_file
     prefixes: tuple = ()
     sensitive: str = ""            # a file that configures commands: why it always asks
+    why: str = ""                  # a command that looks read-only but asks: why (no sandbox, refused by it)
 
 
 @dataclass
@@ -213,12 +214,13 @@ class Approvals:
         """The read-only sandbox refused this command: the next call of it asks the person."""
         self.refused_by_sandbox.add(command)
 
-    def _ask_instead(self, name: str, args) -> Request:
+    def _ask_instead(self, name: str, args, why: str) -> Request:
         """The question for a read-only command that may not run unasked (no sandbox, or it refused it)."""
         command = str(args.get("command", ""))
         parts = split_command(command) or []
         offers = [offered_prefix(p) for p in parts]
-        return Request(name, "command", command, prefixes=tuple(dict.fromkeys(offers)) if all(offers) else ())
+        return Request(name, "command", command, prefixes=tuple(dict.fromkeys(offers)) if all(offers) else (),
+                       why=f"asked because {why}: a yes runs it outside the sandbox")
 
     def review(self, name: str, args, change, ask, where: str = "") -> Refusal | None:
         """None: run the call. A Refusal: return its text to the model as a tool error instead.
@@ -235,7 +237,7 @@ class Approvals:
                                            if args.get("command") in self.refused_by_sandbox else "")
             if not why:
                 return None, "read-only"
-            request = self._ask_instead(name, args)
+            request = self._ask_instead(name, args, why)
         if request is None:
             return None, ""
         refusal = self._ask(request, name, args, change, ask)

@@ -73,6 +73,8 @@ def question_lines(request: Request, width: int) -> list[Text]:
         lines += [Text("    " + line, style="bold") for line in body[:COMMAND_LINES]]
         if len(body) > COMMAND_LINES:
             lines.append(Text(f"    … {len(body) - COMMAND_LINES} more lines", style="dim"))
+        if request.why:                                    # a read-only command the sandbox could not take
+            lines.append(Text("    " + safe_line(request.why, max(10, width - 4)), style="yellow"))
         return lines
     change = request.change
     path = safe_line(getattr(change, "path", "") or "the file")

@@ -371,6 +371,11 @@ def test_a_command_the_sandbox_refused_asks_the_next_time():
     policy.sandbox_refused("cat victim.txt")
     refusal, how = policy.decide("bash", call, None, None)
     assert refusal is not None and "refused it before" in refusal.notice and how == ""
+    asked = []
+    policy.decide("bash", call, None, lambda request: asked.append(request) or Answer(True))
+    assert asked[0].why == "asked because the read-only sandbox refused it before: a yes runs it outside the sandbox"
+    from ui.approve import question_lines
+    assert "refused it before" in "".join(line.plain for line in question_lines(asked[0], 120))
     assert policy.decide("bash", {"command": "cat other.txt"}, None, None) == (None, READ_ONLY)
     policy.sandbox_problem = "no Landlock"
     assert policy.decide("bash", {"command": "cat other.txt"}, None, None)[0] is not None
