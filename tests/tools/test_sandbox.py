@@ -307,7 +307,8 @@ def sleepers() -> list[int]:
 
 
 @kernel
-@pytest.mark.parametrize("loop", ["while true; do sleep 987 & done", "while true; do setsid sleep 987 & done"])
+@pytest.mark.parametrize("loop", ["for i in $(seq 5000); do sleep 987 & done",     # (`while true` the guard refuses)
+                                  "for i in {1..5000}; do setsid sleep 987 & done"])
 def test_a_loop_of_background_jobs_ends_with_a_clear_error(tree, tmp_path, loop):
     from tools.registry import ToolContext, run_tool
     ws = tree[1]
@@ -444,7 +445,7 @@ def json_results(standin) -> list[str]:
 def test_orphans_of_a_loop_count_too_in_s08(tmp_path, workspace, standin):
     """`(setsid sleep &)` leaves orphans in sessions of their own: s08 adopts them (a subreaper) and counts them."""
     from conftest import base_env, run_agent
-    standin.queue(bash_call("while true; do (setsid sleep 987 &); done"), {"text": "STOPPED"})
+    standin.queue(bash_call("for i in $(seq 5000); do (setsid sleep 987 &); done"), {"text": "STOPPED"})
     env = base_env(tmp_path, standin, max_processes="40", bash_timeout="60")
     proc = run_agent("-p", "loop", env=env, cwd=workspace, text=True, capture_output=True, timeout=90)
     assert proc.stdout == "STOPPED\n", proc.stderr
