@@ -25,8 +25,8 @@ no sandbox (`sandbox_problem` says why) and for a command the sandbox refused on
 nothing runs without a question.
 
 The loop calls `Approvals.decide(call, change, ask)` (or `review`, its refusal only) before each tool
-call. `ask` is the UI's callback (None in -p and piped modes, where nobody can answer: the call is refused with a tool
-error the model reads, and a notice says how to allow it). A "no" becomes a tool error too, with
+call. `ask` is the UI's callback (None in -p and piped modes, where nobody can answer: the call is
+refused with a tool error the model reads, and a notice says how to allow it). A "no" becomes a tool error too, with
 the person's reason. "Always" remembers a command prefix, or every command / every file change,
 for the rest of the session. The bash tool's guard against catastrophic commands applies in
 every mode; this is the guard for everything else bash can do.
