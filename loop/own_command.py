@@ -5,8 +5,9 @@
 The person typed it, so nothing asks; the accident guard of the bash tool (tools/bash_guard.py:
 `rm -rf /`, `mkfs`, fork bombs, …) still refuses the few catastrophic commands, with a line saying so
 (a slip of the keyboard is as likely here as anywhere; a person who means it has their own shell).
-It runs like the bash tool's commands (the workspace as its folder, no key in its environment,
-BASH_TIMEOUT, the whole process group killed by Esc / Ctrl-C) and shows with the same tool view
+It runs like a bash command the person approved (the workspace as its folder, no key in its environment,
+BASH_TIMEOUT, MAX_PROCESSES, the whole process group killed by Esc / Ctrl-C; in the kernel sandbox only
+with SANDBOX=workspace, tools/sandbox.py) and shows with the same tool view
 (a `●` line, the live tail, the exit code; /last shows it all).
 
 Then it enters the context as what the person ran and saw, so the model knows it at the next turn:
@@ -23,9 +24,10 @@ import time
 from events import Notice, ToolFinished, ToolOutput, ToolStarted
 from loop.agent_loop import TurnResult
 from messages import add_user_text, close_dangling_tool_uses
-from storage import TASK_OUTPUTS_DIR, persisted_block, relative, write_new_text
-from tools.bash import CommandInterrupted, run_command
+from storage import TASK_OUTPUTS_DIR, persisted_block, relative, write_output
+from tools.bash import MAX_PROCESSES, CommandInterrupted, run_command
 from tools.bash_guard import dangerous_reason
+from tools.sandbox import APPROVED, Sandbox
 
 YOU_RAN = "[you ran] $ "
 COMMAND_CHARS = 160
@@ -38,7 +40,7 @@ def _bounded(app, text: str) -> str:
     if len(text) <= threshold:
         return text
     try:
-        path = write_new_text(app.workspace / TASK_OUTPUTS_DIR, "you-ran", ".txt", text)
+        path = write_output(app.workspace, "you-ran", text)
     except OSError:
         half = app.settings.preview_chars // 2
         return text[:half] + f"\n[… {len(text) - 2 * half:,} chars left out; the disk refused to save them …]\n" \
@@ -65,9 +67,11 @@ def run_own_command(app, command: str) -> TurnResult:
     ctx, started = agent.tool_ctx, time.monotonic()
     app.emit(ToolStarted(call_id, "bash", {"command": command}))
     meta: dict = {}
-    try:
+    sandbox = getattr(ctx, "sandbox", None) or Sandbox.for_session(app.settings)
+    try:        # as a command you approved: outside the sandbox, unless SANDBOX=workspace puts those in it
         captured = run_command(command, app.workspace, app.settings.bash_timeout, app.workspace / TASK_OUTPUTS_DIR,
-                               ctx.secrets, ctx.jobs, lambda text: app.emit(ToolOutput(call_id, ctx.redact(text))))
+                               ctx.secrets, ctx.jobs, lambda text: app.emit(ToolOutput(call_id, ctx.redact(text))),
+                               sandbox, APPROVED, sandbox.max_processes or MAX_PROCESSES)
         text, is_error = captured.text, captured.timed_out
         meta = {"exit_code": captured.exit_code, "timed_out": captured.timed_out,
                 "timeout": app.settings.bash_timeout, "bytes": captured.total_bytes, "saved": captured.saved}

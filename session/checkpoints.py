@@ -109,7 +109,7 @@ class Checkpoints:
         self.prompt = 0                   # the person's message that started the current turn
 
     def use_log(self, log_path: Path) -> None:
-        self.folder = log_path.with_name(log_path.stem + ".checkpoints")
+        self.folder = log_path.with_name(log_path.stem + ".checkpoints")     # session/clean.py removes it with the log
 
     def _log(self, record: dict) -> None:
         if self.note is not None:

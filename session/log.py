@@ -23,6 +23,10 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "kept",    "typed": [...], "ledger": {...}}                      both of those, whole (written
                                                                            after a catch-up snapshot)
     {"t": "window",  "tokens": 12000}                                      the API stated the window
+    {"t": "compaction", "layer": …, "path": …, "request": 12, …}           a compaction, and where what it
+    {"t": "output",  "path": …, "command": …, "exit_code": 0, …}           removed went; a saved output
+                                                                           (session_index.py; the
+                                                                           inspector reads them)
     {"t": "model",   "id": "claude-opus-4-5"}                              the person chose this model (/model;
                                                                            --model: "model_choice" in the header)
     {"t": "checkpoint", …}, "checkpoint_after", "undone", "checkpoints"    what files were before the file

@@ -434,3 +434,28 @@ def test_two_changes_of_a_file_in_one_turn_undo_to_before_the_first_with_no_fals
     dispatch(app, "/undo")
     assert (workspace / "a.txt").read_text() == "v0" and "had changed since" not in notices(events)
     app.close()
+
+
+@pytest.mark.scripted
+def test_clean_removes_an_old_sessions_checkpoints_with_it_and_keeps_the_current_ones(tmp_path, workspace,
+                                                                                        standin):
+    from session.clean import DAY
+    (workspace / "a.txt").write_text("v0")
+    app, _ = make_app(workspace, base_env(tmp_path, standin))
+    standin.queue(writes(("a.txt", "v1")), {"text": "done"})
+    assert app.turn("change it").ok
+    old_folder, old_log = app.checkpoints.folder, app.messages.log.path
+    app.close()
+    long_ago = time.time() - 40 * DAY
+    for path in [old_log, *old_folder.iterdir()]:
+        os.utime(path, (long_ago, long_ago))
+    app, events = make_app(workspace, base_env(tmp_path, standin))
+    standin.queue(writes(("a.txt", "v2")), {"text": "done"})
+    assert app.turn("change it again").ok
+    app.ask = lambda q: "y"
+    dispatch(app, "/clean")
+    assert not old_log.exists() and not old_folder.exists()
+    assert list(app.checkpoints.folder.iterdir())                 # the current session's stay
+    dispatch(app, "/undo")
+    assert (workspace / "a.txt").read_text() == "v1"
+    app.close()
