@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from approvals import Approvals
 from big_input import fit_input
@@ -63,6 +64,8 @@ class Agent:
     approvals: Approvals = field(default_factory=Approvals)
     ask: object = None
     secrets: tuple | None = None              # every credential to redact; None: the provider's (or the settings')
+    plain_form: bool = False                  # the endpoint refuses the system prompt as blocks (cache marks)
+    remember_plain: Callable[[], str] | None = None   # records that for the endpoint; returns where ("" failed)
 
     def __post_init__(self):
         self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
@@ -83,16 +86,41 @@ class Agent:
 
     def ask_model(self, messages: list[dict], purpose: str = "answer", emit: Emit | None = None,
                   max_tokens: int | None = None) -> ModelReply:
-        """One model call with the conversation's system prompt and tools, and its cache marks."""
-        system = self.system
-        done = None
-        if self.settings.caching:
-            system, messages, done = self.cache_marks.mark(system, messages, purpose, self.cache_ttl())
-        request = Request(model=self.settings.model_id, system=system, messages=messages, tools=self.tools,
+        """One model call with the conversation's system prompt and tools, and its cache marks. An
+        endpoint that refuses them (FORM_REFUSED: a gateway in front of a server that takes only
+        strings) gets the same request once more in the plain form — the system prompt a string, no
+        cache_control — and the plain form from then on, remembered for the endpoint."""
+        system, marked, done = self.system, messages, None
+        cached = self.settings.caching and not self.plain_form
+        if cached:
+            system, marked, done = self.cache_marks.mark(system, messages, purpose, self.cache_ttl())
+        request = Request(model=self.settings.model_id, system=system, messages=marked, tools=self.tools,
                           max_tokens=max_tokens or self.settings.max_tokens, purpose=purpose)
-        reply = self.provider.stream(request, self.emit if emit is None else emit)
+        try:
+            reply = self.provider.stream(request, self.emit if emit is None else emit)
+        except LLMError as err:
+            if err.kind is not ErrorKind.FORM_REFUSED or not cached:
+                raise
+            return self._ask_plain(request, messages, err, emit)
         if done is not None:
             done()
+        return reply
+
+    def _ask_plain(self, request: Request, messages: list[dict], err: LLMError, emit: Emit | None) -> ModelReply:
+        self.plain_form = True
+        self.emit(Notice(f"[the endpoint refused the system prompt as blocks with cache marks ({err.status}); "
+                         "sending it plain, without prompt caching]", "warning"))
+        plain = Request(model=request.model, system=self.system, messages=messages, tools=request.tools,
+                        max_tokens=request.max_tokens, purpose=request.purpose)
+        try:
+            reply = self.provider.stream(plain, self.emit if emit is None else emit)
+        except LLMError as again:
+            if again.kind is ErrorKind.FORM_REFUSED:
+                self.plain_form = False      # the form was not what it refused
+            raise
+        where = self.remember_plain() if self.remember_plain is not None else ""
+        self.emit(Notice(f"[the plain form works: used for this endpoint from now on"
+                         + (f", remembered in {where}]" if where else " in this session]"), "info"))
         return reply
 
     def cache_ttl(self) -> str:

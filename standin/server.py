@@ -37,6 +37,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .cache import PromptCache
+from .openai_chat import chat_answer, chat_check, chat_error
 from .exchange import (DEFAULT_WINDOW, ERROR_MESSAGES, ERROR_TYPES, STREAM_ERROR_MESSAGES, Exchange, new_id,
                        stream_events)
 
@@ -47,8 +48,10 @@ class StandIn(Exchange):
 
     def __init__(self, script=None, brain=None, strict: bool = True, context_window: int = DEFAULT_WINDOW,
                  api_key: str | None = None, port: int = 0, chunk: int = 12, delay: float = 0.0,
-                 verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True):
+                 verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True,
+                 plain_only: int = 0):
         super().__init__(script, brain, strict, context_window, cache, record)
+        self.plain_only = plain_only         # /v1/chat/completions refuses content parts (openai_chat.py)
         self.api_key = api_key
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
         self.admin = admin                   # False: no /_standin/ endpoints at all (tests drive it in-process)
@@ -164,6 +167,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if body is None:
             return self._send_error(400, "Invalid JSON in request body")
+        if self.path.startswith("/v1/chat/completions"):
+            return self._chat(body)
         counting = self.path.startswith("/v1/messages/count_tokens")
         if not counting and not self.path.startswith("/v1/messages"):
             return self._send_error(404, f"Not found: {self.path}")
@@ -176,6 +181,34 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_json(200, {"input_tokens": prompt})
         try:
             self._answer(body, self.standin.next_reply(body), prompt)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _chat(self, body: dict) -> None:
+        """The OpenAI-compatible dialect (openai_chat.py), from the same script."""
+        self.standin.keep(body)
+        prompt, refused = chat_check(body, self.standin.context_window, self.standin.plain_only)
+        reply = {} if refused else self.standin.next_reply(body)
+        refused = refused or chat_error(reply)
+        if refused is not None:
+            status, payload = refused
+            self.standin.answers.append(f"{status} {json.dumps(payload)[:200]}")
+            return self._send_json(status, payload)
+        whole, chunks = chat_answer(body, reply, prompt, self.standin.context_window)
+        empty = reply.get("empty") or prompt > self.standin.context_window
+        self.standin.answers.append(f"200 {whole['choices'][0]['finish_reason']}" + (" empty" if empty else ""))
+        if not body.get("stream"):
+            return self._send_json(200, whole)
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for data in chunks:
+                self._chunk(f"data: {json.dumps(data)}\n\n".encode())
+            self._chunk(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
