@@ -37,6 +37,7 @@ from tools import ToolContext, tool_schemas
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
+WINDOW_CUT_SHARE = 0.25  # max_tokens with less output than this share of MAX_TOKENS: the window cut it
 
 SYSTEM_PROMPT = """You are s08, a coding agent working in a terminal, in the workspace {workspace}.
 Use the tools to read, write and edit files and to run commands there; file paths are relative to the
@@ -188,8 +189,31 @@ def strip_trailing_space(messages: list[dict]) -> None:
             messages[:] = list(messages)[:-1]
 
 
+def silent(reply: ModelReply) -> bool:
+    """A reply with no content and no output tokens: silence, which is never an answer."""
+    return not reply.content and (reply.usage is None or reply.usage.output == 0) \
+        and reply.stop_reason not in ("refusal", "pause_turn")
+
+
+def _silence(messages: list[dict], agent: Agent, reply: ModelReply, may_retry: bool) -> list[dict]:
+    """The endpoint answered with nothing. When the prompt was near or past the window s08 knows or
+    estimates (some gateways answer an overflowing streamed request so: HTTP 200, nothing in it), it is
+    an overflow: the window is at most this prompt, compact and retry once. Otherwise it is a failure."""
+    compactor = agent.compactor
+    size = max(compactor.measure(messages), reply.usage.prompt if reply.usage else 0)
+    if may_retry and compactor.silence_is_overflow(size):
+        compactor.learn_window(size)
+        return compactor.reactive(messages, maximum=size, why=(
+            f"the endpoint answered with nothing to a prompt of about {size:,} tokens, larger than any it "
+            "answered before: taking it as a context overflow; compacting and retrying once"))
+    raise LLMError("The endpoint answered with nothing (no text, no tool call, 0 output tokens)"
+                   + ("" if may_retry else ", again after compacting") + "; nothing was added to the history.",
+                   ErrorKind.EMPTY)
+
+
 def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
-    """One model call after the pipeline; a prompt too long gets reactive compaction and one retry."""
+    """One model call after the pipeline; a prompt too long — or silence where the window must have
+    been — gets reactive compaction and one retry."""
     retries_left = MAX_REACTIVE_RETRIES
     while True:
         prepared = agent.compactor.prepare(messages)
@@ -203,11 +227,35 @@ def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
             retries_left -= 1
             messages[:] = agent.compactor.reactive(messages, err.counted, err.maximum)
             continue
+        if silent(reply):
+            messages[:] = _silence(messages, agent, reply, retries_left > 0)
+            retries_left -= 1
+            continue
         if reply.stop_reason == "model_context_window_exceeded" and retries_left > 0:
             retries_left -= 1     # the answer was cut by the window: drop it, compact, ask again
             messages[:] = agent.compactor.reactive(messages)
             continue
         return reply
+
+
+def _cut_by_window(messages: list[dict], agent: Agent, reply: ModelReply, calls: list[dict]) -> bool:
+    """max_tokens with output far below MAX_TOKENS: the context window cut the answer, not the limit. Say
+    so; the window is at most this prompt and answer (learned when believable); compact now (before
+    "continue" is suggested), or — mid tool call — at the next call, after the results."""
+    out = reply.usage.output if reply.usage else 0
+    limit = agent.settings.max_tokens
+    if not reply.usage or out >= limit * WINDOW_CUT_SHARE:
+        return False
+    compactor = agent.compactor
+    size = compactor.measure(messages)
+    agent.emit(Notice(f"[the answer was cut off by the model's context window after {out:,} output tokens (far "
+                      f"below MAX_TOKENS={limit:,}): the prompt and answer (~{size:,} tokens) filled it]", "warning"))
+    compactor.learn_window(size)
+    if calls:
+        return True
+    messages[:] = compactor.reactive(messages, maximum=size, why="compacting, so that the answer can go on")
+    agent.emit(Notice("[say \"continue\" to go on]", "info"))
+    return True
 
 
 def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
@@ -223,10 +271,13 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             messages.append({"role": "assistant", "content": reply.content})
         agent.compactor.observe(messages, reply.usage)
         calls = [b for b in reply.content if b.get("type") == "tool_use"]
-        if reply.stop_reason == "max_tokens":
+        window_cut = reply.stop_reason == "max_tokens" and _cut_by_window(messages, agent, reply, calls)
+        if reply.stop_reason == "max_tokens" and not window_cut:
             cut_off_rounds += 1
             agent.emit(Notice(f"[response cut off: reached MAX_TOKENS={agent.settings.max_tokens}"
                               + ("" if calls else "; say \"continue\" to go on") + "]", "warning"))
+        elif reply.stop_reason == "max_tokens":
+            cut_off_rounds += 1
         else:
             cut_off_rounds = 0
         if reply.stop_reason == "refusal":
