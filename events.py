@@ -132,6 +132,7 @@ class ContextReport:
     limit: int
     window: int
     window_source: str = "CONTEXT_WINDOW"     # or "learned from the API"
+    usage_doubt: str = ""                     # why the endpoint's usage is not trusted (compaction/pipeline.py)
 
 
 @dataclass

@@ -120,7 +120,7 @@ class Compactor:
                 self.emit(Notice(f"[{self.usage_doubt}]", "warning"))
         else:
             self.meter.observe(messages, usage)
-        self.largest_answered = max(self.largest_answered, reported, estimate)
+        self.largest_answered = max(self.largest_answered, self.measure(messages))    # as the next size is measured
         self.cache.used()
 
     def silence_is_overflow(self, size: int) -> bool:

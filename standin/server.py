@@ -51,7 +51,7 @@ class StandIn(Exchange):
                  verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True,
                  plain_only: int = 0):
         super().__init__(script, brain, strict, context_window, cache, record)
-        self.plain_only = plain_only         # /v1/chat/completions refuses content parts (openai_chat.py)
+        self.plain_only = plain_only         # refuse the system prompt as blocks with this status (both dialects)
         self.api_key = api_key
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
         self.admin = admin                   # False: no /_standin/ endpoints at all (tests drive it in-process)

@@ -61,6 +61,8 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
         out.append("· over CONTEXT_LIMIT: compaction runs before the next call", style="yellow")
     else:
         out.append(f"· {event.limit - event.total:,} free before compaction", style="dim")
+    if event.usage_doubt:
+        out.append(f"\n{event.usage_doubt}", style="yellow")
     return out
 
 
