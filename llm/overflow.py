@@ -68,6 +68,9 @@ WORDINGS: tuple[Wording, ...] = (
     _w("anthropic", rf"prompt is too long\W+{N}\s*tokens\s*>\s*{N}", window=2, counted=1),
     _w("anthropic", r"prompt is too long"),
     _w("anthropic-max-tokens", rf"exceed context limit:\s*{N}\s*\+\s*{N}\s*>\s*{N}", window=3, counted=1, added=2),
+    # "you requested 4847 tokens (4747 in the messages, 100 in the completion)": the prompt is what is counted
+    _w("openai", rf"maximum context length is {N} tokens.{{0,40}}?you requested(?: about)? {N} tokens \({N} "
+                 rf"(?:in the messages|of text input)(?:, {N} in the functions)?", window=1, counted=3, added=4),
     _w("openai", rf"maximum context length is {N} tokens.{{0,40}}?(?:you requested(?: about)?|resulted in|"
                  rf"request has|prompt contains at least) {N}", window=1, counted=2),
     _w("openai", rf"maximum context length is {N} tokens", window=1),
@@ -98,7 +101,7 @@ class Overflow:
 
 
 def _number(match: re.Match, group: int) -> int | None:
-    return int(match.group(group).replace(",", "")) if group else None
+    return int(match.group(group).replace(",", "")) if group and match.group(group) else None
 
 
 def overflow(text: str) -> Overflow | None:

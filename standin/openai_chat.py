@@ -18,7 +18,7 @@ the request bodies the same way. A scripted reply here may hold:
     {"error": 400, "message": "...", "code": "..."}       an HTTP error in OpenAI's shape
 
 Backend behaviours (server options), like small local servers have them:
-- a prompt over `context_window`: streamed, an empty 200 (no content, usage 0/0, finish "stop") — what
+- a prompt over `context_window` (with `overflow="error"`: always the 400 below): streamed, an empty 200 (no content, usage 0/0, finish "stop") — what
   the gateway then passes on as a silent answer; not streamed, a 400 in OpenAI's wording
   ("This model's maximum context length is N tokens. However, you requested M tokens ...",
   code context_length_exceeded);
@@ -68,9 +68,11 @@ def _max_out(body: dict) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def chat_check(body: dict, window: int, plain_only: int = 0) -> tuple[int, tuple[int, dict] | None]:
+def chat_check(body: dict, window: int, plain_only: int = 0, overflow_error: bool = False
+               ) -> tuple[int, tuple[int, dict] | None]:
     """(the prompt's tokens, (status, error body) the backend answers instead, or None). An over-window
-    prompt is refused here only when not streamed (streamed, it gets an empty answer: chat_answer)."""
+    prompt is refused here when not streamed, or always with `overflow_error` (as vLLM and OpenAI do);
+    otherwise, streamed, it gets an empty answer (chat_answer)."""
     if not isinstance(body.get("messages"), list) or not body["messages"]:
         return 0, (400, {"error": {"message": "'messages' is a required property", "type": "invalid_request_error",
                                    "param": "messages", "code": None}})
@@ -86,7 +88,7 @@ def chat_check(body: dict, window: int, plain_only: int = 0) -> tuple[int, tuple
                                "Input should be a valid string [type=string_type]",
                     "type": "invalid_request_error" if plain_only < 500 else "server_error", "code": plain_only}})
     prompt = count_chat_tokens(body)
-    if prompt > window and not body.get("stream"):
+    if prompt > window and (overflow_error or not body.get("stream")):
         out = _max_out(body)
         message = OVERFLOW_MESSAGE.format(window=window, asked=prompt + out, prompt=prompt, completion=out)
         return prompt, (400, {"error": {"message": message, "type": "invalid_request_error", "param": "messages",

@@ -52,6 +52,7 @@ class StandIn(Exchange):
                  plain_only: int = 0):
         super().__init__(script, brain, strict, context_window, cache, record)
         self.plain_only = plain_only         # refuse the system prompt as blocks with this status (both dialects)
+        self.chat_overflow = "empty"         # /v1/chat/completions over the window, streamed: "empty" or "error"
         self.api_key = api_key
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
         self.admin = admin                   # False: no /_standin/ endpoints at all (tests drive it in-process)
@@ -187,8 +188,10 @@ class Handler(BaseHTTPRequestHandler):
     def _chat(self, body: dict) -> None:
         """The OpenAI-compatible dialect (openai_chat.py), from the same script."""
         self.standin.keep(body)
-        prompt, refused = chat_check(body, self.standin.context_window, self.standin.plain_only)
-        reply = {} if refused else self.standin.next_reply(body)
+        prompt, refused = chat_check(body, self.standin.context_window, self.standin.plain_only,
+                                     self.standin.chat_overflow == "error")
+        over = prompt > self.standin.context_window        # answered empty (streamed): no scripted reply used
+        reply = {} if refused or over else self.standin.next_reply(body)
         refused = refused or chat_error(reply)
         if refused is not None:
             status, payload = refused
