@@ -73,6 +73,7 @@ class Compactor:
         self.failures, self.auto_enabled = 0, True
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
         self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
+        self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
         self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
@@ -258,6 +259,7 @@ class Compactor:
         said = f" ({counted:,} > {maximum:,} tokens)" if counted and maximum else ""
         estimate = estimate_tokens(messages, self.system, self.tools)
         scale = counted / estimate if counted and estimate else 1.0
+        self.api_scale = max(self.api_scale, min(scale, 4.0)) if counted else self.api_scale
         self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] " + (why or f"the API says the prompt is too long{said}; "
                                                                   "compacting and retrying once")))
         self.learn_window(maximum)

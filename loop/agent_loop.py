@@ -24,7 +24,7 @@ from typing import Callable
 
 from approvals.policy import Approvals
 from loop.big_input import fit_input
-from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity
+from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity, estimate_tokens
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying
 from messages import INTERRUPTED_MARK, add_user_text, clean_text, close_dangling_tool_uses, text_of
 from messages import blocks as history_blocks
@@ -38,6 +38,7 @@ from tools import ToolContext, tool_schemas
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
 WINDOW_CUT_SHARE = 0.25  # max_tokens with less output than this share of MAX_TOKENS: the window cut it
+MIN_ANSWER_ROOM = 512    # max_tokens is never brought below this to fit a stated window
 
 SYSTEM_PROMPT = """You are s08, a coding agent working in a terminal, in the workspace {workspace}.
 Use the tools to read, write and edit files and to run commands there; file paths are relative to the
@@ -96,7 +97,8 @@ class Agent:
         if cached:
             system, marked, done = self.cache_marks.mark(system, messages, purpose, self.cache_ttl())
         request = Request(model=self.settings.model_id, system=system, messages=marked, tools=self.tools,
-                          max_tokens=max_tokens or self.settings.max_tokens, purpose=purpose)
+                          max_tokens=self.answer_room(messages, purpose, max_tokens or self.settings.max_tokens),
+                          purpose=purpose)
         try:
             reply = self.provider.stream(request, self.emit if emit is None else emit)
         except LLMError as err:
@@ -106,6 +108,17 @@ class Agent:
         if done is not None:
             done()
         return reply
+
+    def answer_room(self, messages: list[dict], purpose: str, wanted: int) -> int:
+        """max_tokens for a call: `wanted`, but within a window the endpoint stated (many count the answer's
+        room in the window: "you requested 4847 tokens (747 in the messages, 4100 in the completion)")."""
+        learned = self.compactor.window.learned
+        if not learned:
+            return wanted
+        prompt = self.compactor.measure(messages) if purpose == "answer" else \
+            estimate_tokens(messages, self.system, self.tools)
+        prompt = int(prompt * max(1.1, self.compactor.api_scale)) + 32     # the endpoint counts its own way
+        return max(MIN_ANSWER_ROOM, min(wanted, learned - prompt))
 
     def _ask_plain(self, request: Request, messages: list[dict], err: LLMError, emit: Emit | None) -> ModelReply:
         self.plain_form = True

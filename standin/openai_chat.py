@@ -68,11 +68,12 @@ def _max_out(body: dict) -> int:
     return value if isinstance(value, int) and value > 0 else 0
 
 
-def chat_check(body: dict, window: int, plain_only: int = 0, overflow_error: bool = False
-               ) -> tuple[int, tuple[int, dict] | None]:
+def chat_check(body: dict, window: int, plain_only: int = 0, overflow_error: bool = False,
+               count_answer: bool = False) -> tuple[int, tuple[int, dict] | None]:
     """(the prompt's tokens, (status, error body) the backend answers instead, or None). An over-window
     prompt is refused here when not streamed, or always with `overflow_error` (as vLLM and OpenAI do);
-    otherwise, streamed, it gets an empty answer (chat_answer)."""
+    otherwise, streamed, it gets an empty answer (chat_answer). `count_answer`: the request's max_tokens
+    counts against the window too (OpenAI, vLLM, DeepSeek do; llama.cpp does not)."""
     if not isinstance(body.get("messages"), list) or not body["messages"]:
         return 0, (400, {"error": {"message": "'messages' is a required property", "type": "invalid_request_error",
                                    "param": "messages", "code": None}})
@@ -88,8 +89,8 @@ def chat_check(body: dict, window: int, plain_only: int = 0, overflow_error: boo
                                "Input should be a valid string [type=string_type]",
                     "type": "invalid_request_error" if plain_only < 500 else "server_error", "code": plain_only}})
     prompt = count_chat_tokens(body)
-    if prompt > window and (overflow_error or not body.get("stream")):
-        out = _max_out(body)
+    out = _max_out(body)
+    if prompt + (out if count_answer else 0) > window and (overflow_error or count_answer or not body.get("stream")):
         message = OVERFLOW_MESSAGE.format(window=window, asked=prompt + out, prompt=prompt, completion=out)
         return prompt, (400, {"error": {"message": message, "type": "invalid_request_error", "param": "messages",
                                         "code": "context_length_exceeded"}})

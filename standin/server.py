@@ -52,7 +52,9 @@ class StandIn(Exchange):
                  plain_only: int = 0):
         super().__init__(script, brain, strict, context_window, cache, record)
         self.plain_only = plain_only         # refuse the system prompt as blocks with this status (both dialects)
-        self.chat_overflow = "empty"         # /v1/chat/completions over the window, streamed: "empty" or "error"
+        # /v1/chat/completions over the window, streamed: "empty" (an empty 200), "error" (OpenAI's 400), or
+        # "vllm" (that 400 when the prompt and max_tokens together do not fit)
+        self.chat_overflow = "empty"
         self.api_key = api_key
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
         self.admin = admin                   # False: no /_standin/ endpoints at all (tests drive it in-process)
@@ -189,7 +191,7 @@ class Handler(BaseHTTPRequestHandler):
         """The OpenAI-compatible dialect (openai_chat.py), from the same script."""
         self.standin.keep(body)
         prompt, refused = chat_check(body, self.standin.context_window, self.standin.plain_only,
-                                     self.standin.chat_overflow == "error")
+                                     self.standin.chat_overflow != "empty", self.standin.chat_overflow == "vllm")
         over = prompt > self.standin.context_window        # answered empty (streamed): no scripted reply used
         reply = {} if refused or over else self.standin.next_reply(body)
         refused = refused or chat_error(reply)

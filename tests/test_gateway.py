@@ -184,3 +184,15 @@ def test_silence_in_print_mode_exits_non_zero_with_one_line(tmp_path, workspace,
     done = run_agent("-p", "hello", env=env, cwd=workspace, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert "answered with nothing" in done.stderr + done.stdout
+
+
+def test_a_window_that_counts_the_answer_is_learned_and_the_answer_made_to_fit(app_via, backend):
+    from standin.openai_chat import count_chat_tokens
+    backend.chat_overflow = "vllm"          # prompt + max_tokens must fit, as OpenAI, vLLM and DeepSeek count
+    backend.queue({"text": "fits now"})
+    app, events = app_via()                  # MAX_TOKENS=8000 (the default) alone is more than the window
+    result = app.turn("hi")
+    assert result.ok and result.text == "fits now", result.error
+    assert app.agent.compactor.window.learned == WINDOW
+    last = backend.requests[-1]
+    assert count_chat_tokens(last) + last["max_tokens"] <= WINDOW
