@@ -18,6 +18,10 @@ is a dict (or a callable taking the request body and returning one):
     {"stall": 5, "text": ...}                        stop for 5 s half-way through the stream
     {"delay": 0.05, "chunk": 4}                      pace of the stream (seconds per chunk, chars)
 
+It also speaks OpenAI's `POST /v1/chat/completions` from the same script (openai_chat.py), so that a
+gateway such as LiteLLM can stand in front of it (tests/test_gateway.py); `plain_only` (a status) refuses
+the system prompt as blocks in both dialects, as a gateway in front of a strings-only server does.
+
 Replies stream as SSE (chunked transfer encoding, so a drop is a real protocol
 error) or come back as JSON, with `usage` always set. Admin endpoints let a
 separate process drive a running stand-in: POST /_standin/queue (a list of
