@@ -53,8 +53,9 @@ KEY_CHARS = re.compile(r"[!-~]+")           # printable ASCII, no spaces
 NOT_IN_KEY = set("'\\\"")                   # would break the quoting in the file
 MIN_KEY, MAX_KEY = 8, 1000
 CONSENT_NAME = "trusted-endpoints"
-CONSENT_HEADER = ("# s08: what you agreed to use from a folder's .env (its endpoint, settings that relax approvals).\n"
-                  "# One JSON line per folder; delete a line (or the file) to be asked again.\n")
+CONSENT_HEADER = ("# s08: what you agreed to use from a folder's .env (its endpoint, settings that relax approvals),\n"
+                  "# and what s08 adapts for an endpoint. One JSON line each; delete a line (or the file) to be "
+                  "asked again.\n")
 MAX_CONSENT_BYTES = 1_000_000
 
 

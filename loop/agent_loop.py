@@ -121,9 +121,9 @@ class Agent:
         return max(MIN_ANSWER_ROOM, min(wanted, learned - prompt))
 
     def _ask_plain(self, request: Request, messages: list[dict], err: LLMError, emit: Emit | None) -> ModelReply:
+        refused = (f"[the endpoint refused the system prompt as blocks with cache marks ({err.status}); "
+                   "sent it plain, without prompt caching")
         self.plain_form = True
-        self.emit(Notice(f"[the endpoint refused the system prompt as blocks with cache marks ({err.status}); "
-                         "sending it plain, without prompt caching]", "warning"))
         plain = Request(model=request.model, system=self.system, messages=messages, tools=request.tools,
                         max_tokens=request.max_tokens, purpose=request.purpose)
         try:
@@ -131,10 +131,11 @@ class Agent:
         except LLMError as again:
             if again.kind is ErrorKind.FORM_REFUSED:
                 self.plain_form = False      # the form was not what it refused
+            self.emit(Notice(f"{refused}, which failed too]", "warning"))
             raise
         where = self.remember_plain() if self.remember_plain is not None else ""
-        self.emit(Notice("[the plain form works: used for this endpoint from now on"
-                         + (f", remembered in {where}]" if where else " in this session]"), "info"))
+        self.emit(Notice(f"{refused}: the plain form is used for this endpoint from now on"
+                         + (f", remembered in {where}]" if where else " in this session]"), "warning"))
         return reply
 
     def cache_ttl(self) -> str:

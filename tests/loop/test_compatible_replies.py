@@ -116,8 +116,7 @@ def test_a_5xx_for_the_system_prompt_as_blocks_is_retried_plain_once_and_remembe
     assert isinstance(first["system"], list) and isinstance(second["system"], str)
     assert "cache_control" not in json.dumps(second)
     said = [n for n in notices(events) if "system prompt as blocks" in n]
-    assert len(said) == 1
-    assert any("remembered in" in n for n in notices(events))
+    assert len(said) == 1 and "remembered in" in said[0] and "\n" not in said[0]
     assert endpoint_adaptations(app.access.user_file, standin.url) == {"plain_system"}
     assert oct(consent_file(app.access.user_file).stat().st_mode & 0o777) == "0o600"
     assert app.turn("more").ok and isinstance(standin.requests[-1]["system"], str)
@@ -127,6 +126,18 @@ def test_a_5xx_for_the_system_prompt_as_blocks_is_retried_plain_once_and_remembe
     assert app2.turn("hi").ok
     assert isinstance(standin.requests[-1]["system"], str) and [a.split()[0] for a in standin.answers].count("500") == 1
     assert not [n for n in notices(events2) if "system prompt as blocks" in n]
+
+
+def test_a_refusal_the_plain_form_does_not_cure_is_not_remembered(app_for, standin):
+    refusal = {"error": 500, "message": "messages.0.content: Input should be a valid string"}
+    standin.queue(refusal, refusal)
+    app, events = app_for()
+    result = app.turn("hi")
+    assert not result.ok and len(standin.requests) == 2
+    assert any("which failed too" in n for n in notices(events))
+    assert not app.agent.plain_form and endpoint_adaptations(app.access.user_file, standin.url) == set()
+    standin.queue({"text": "ok"})
+    assert app.turn("again").ok and isinstance(standin.requests[-1]["system"], list)
 
 
 def test_prompt_cache_off_still_sends_the_plain_form_without_asking(app_for, standin):
