@@ -74,6 +74,7 @@ class Compactor:
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
         self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
         self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
+        self.silences = 0               # empty answers in a row
         self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
@@ -122,12 +123,15 @@ class Compactor:
         else:
             self.meter.observe(messages, usage)
         self.largest_answered = max(self.largest_answered, self.measure(messages))    # as the next size is measured
+        self.silences = 0
         self.cache.used()
 
     def silence_is_overflow(self, size: int) -> bool:
         """An empty answer to a prompt of `size` tokens: a context overflow when the prompt is near the window
-        s08 knows, or larger than any this endpoint answered in the session (a window s08 does not know)."""
-        return size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size
+        s08 knows, or larger than any this endpoint answered in the session (a window s08 does not know), or
+        when the endpoint was silent the time before too (a resumed session may start past the window)."""
+        self.silences += 1
+        return size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size or self.silences > 1
 
     def learn_window(self, maximum: int | None, quiet: bool = False) -> None:
         """The API stated its window: use it for the rest of the session, and say so once."""

@@ -61,6 +61,16 @@ def test_an_empty_answer_to_a_prompt_larger_than_any_answered_is_an_overflow_com
     assert all(m["content"] for m in assistant_texts(app))
 
 
+def test_silence_twice_in_a_row_is_taken_as_an_overflow_even_with_nothing_answered_before(app_for, standin):
+    standin.queue(EMPTY)
+    app, events = app_for()
+    assert not app.turn("hello").ok
+    standin.queue(EMPTY, {"text": "back"})
+    result = app.turn("hello?")
+    assert result.ok and result.text == "back"
+    assert any("answered with nothing" in c for c in compactions(events))
+
+
 def test_silence_again_after_compacting_ends_the_turn_with_one_line(app_for, standin, workspace):
     app, events = app_for()
     a_long_first_turn(standin, workspace, app)
