@@ -114,11 +114,12 @@ class Compactor:
         estimate of the same request (then the estimate stands, and that is said once)."""
         reported = usage_tokens(usage)
         estimate = self.meter.estimate(messages, self.system, self.tools)
-        if reported and reported < estimate * USAGE_TRUST_SHARE:
+        if reported < estimate * USAGE_TRUST_SHARE:
             self.meter.forget()
             if not self.usage_doubt:
-                self.usage_doubt = (f"the endpoint's usage looks incomplete ({reported:,} tokens reported where s08 "
-                                    f"estimates {estimate:,}); the meter and compaction use s08's estimate")
+                said = f"{reported:,} tokens reported" if reported else "no tokens reported"
+                self.usage_doubt = (f"the endpoint's usage looks incomplete ({said} where s08 estimates "
+                                    f"{estimate:,}); the meter and compaction use s08's estimate")
                 self.emit(Notice(f"[{self.usage_doubt}]", "warning"))
         else:
             self.meter.observe(messages, usage)

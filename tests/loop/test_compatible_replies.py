@@ -174,6 +174,14 @@ def test_a_usage_far_below_the_estimate_is_not_trusted_and_said_once(app_for, st
     assert "usage looks incomplete" in report.usage_doubt
 
 
+def test_an_answer_with_usage_0_0_is_kept_and_the_usage_said_to_be_missing(app_for, standin):
+    standin.queue({"text": "an answer", **EMPTY}, {"text": "another", **EMPTY})
+    app, events = app_for()
+    assert app.turn("hello").text == "an answer" and app.turn("more").ok
+    doubts = [n for n in notices(events) if "usage looks incomplete" in n]
+    assert len(doubts) == 1 and "no tokens reported" in doubts[0]
+
+
 def test_a_usage_that_covers_the_prompt_is_trusted(app_for, standin):
     standin.queue({"text": "hi"})
     app, events = app_for()
