@@ -4,8 +4,12 @@
       └─ agent_loop(messages, agent)
            ├─ messages[:] = compactor.prepare(messages)  # the four-layer pipeline, before every call
            ├─ reply = agent.ask_model(messages)          # text streams out as events
-           │     └─ ErrorKind.PROMPT_TOO_LONG → reactive compaction, retry once
+           │     ├─ FORM_REFUSED → the same request once in the plain form, kept for the endpoint
+           │     ├─ ErrorKind.PROMPT_TOO_LONG → reactive compaction, retry once
+           │     └─ silence (no content, 0 output tokens) → never an answer: an overflow where the window
+           │        must have been (reactive compaction, retry once), else one error line
            ├─ messages.append(assistant reply)
+           │     └─ max_tokens far below MAX_TOKENS → the window cut it: said so, compacted
            ├─ run every tool_use in order (each one approved first) → one user message of tool_results
            │     (loop/tool_round.py)
            └─ the compact tool asked? → compact now (once per turn), carry on from the summary
