@@ -78,7 +78,7 @@ WORDINGS: tuple[Wording, ...] = (
     _w("litellm", r"ContextWindowExceededError"),
     _w("llama.cpp", rf"request \({N} tokens\) exceeds the available context size \({N} tokens\)",
        window=2, counted=1),
-    _w("llama.cpp", rf"exceed_context_size_error.*?n_prompt_tokens\W+{N}.*?n_ctx\W+{N}", window=2, counted=1),
+    _w("llama.cpp", rf"exceed_context_size_error.{{0,400}}?n_prompt_tokens\W+{N}.{{0,400}}?n_ctx\W+{N}", window=2, counted=1),
     _w("llama.cpp", r"exceeds? the available context size|exceed_context_size_error|context size has been exceeded"),
     _w("llama-cpp-python", rf"requested tokens \({N}\) exceed context window of {N}", window=2, counted=1),
     _w("sglang", rf"input length \({N} tokens\) exceeds the maximum allowed length \({N} tokens\)",

@@ -5,6 +5,7 @@ endpoint that refuses the system prompt as blocks, and neither for look-alikes."
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from llm.contract import ErrorKind
 from llm.errors import from_status, stream_error
@@ -120,3 +121,11 @@ def test_refusals_of_the_blocks_form_are_form_refused_and_not_retried(status, te
 def test_a_plain_server_error_is_still_retried():
     err = from_status(500, "api_error", "Internal server error", "http://x", "m", None)
     assert err.kind is ErrorKind.SERVER and err.retryable
+
+
+@given(st.text(max_size=2_000), st.sampled_from([400, 413, 422, 500, 503]))
+def test_any_error_text_becomes_one_error_with_one_line(text, status):
+    err = from_status(status, "invalid_request_error", text[:300], "http://x", "m", None, "", text)
+    assert isinstance(err.kind, ErrorKind)
+    if err.kind is ErrorKind.PROMPT_TOO_LONG and err.maximum is not None:
+        assert err.maximum >= 0 and (err.counted is None or err.counted >= 0)
