@@ -34,6 +34,8 @@ from llm import make_provider
 from loop.agent_loop import Agent, TurnResult, run_turn
 from redact import redact_data
 from session.log import LoadedSession, LoggedHistory, SessionLog, UsageRecorder, open_session
+from session.index import IndexRecorder
+from storage import bind_session
 from version import program_name
 
 
@@ -60,6 +62,7 @@ class App:
         self.bus.subscribe(self.ledger)
         self.bus.subscribe(self._note_tool)
         self.bus.subscribe(UsageRecorder(lambda: self.messages, lambda: self.settings.model_id))   # /cost after a resume
+        self.bus.subscribe(IndexRecorder(self.workspace, lambda: self.messages, lambda: self.agent.compactor.limit))
         self.approvals, self.approval_mode, self.approver = None, approval_mode, None   # type: ignore[assignment]
         self.last_tool: ToolFinished | None = None
         self.resumed = resume
@@ -81,13 +84,16 @@ class App:
 
     def _new_history(self) -> LoggedHistory:
         return LoggedHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
-                                                                     "origin": self.origin}),
+                                                                     "origin": self.origin,
+                                                                     "limit": self.agent.compactor.limit}),
                               self._log_problem)
 
     def _use_history(self, history: LoggedHistory) -> None:
         """The conversation, and its log, which also records what the continuity keeps and a window
         the API stated."""
         self.messages = history
+        if history.log is not None:
+            bind_session(self.workspace, history.log.id)     # the files compaction writes are named for it
         self.continuity.connect(history.note)
         history.kept_state = self._state_records
         self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})

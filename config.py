@@ -97,6 +97,9 @@ class Settings:
                                     "pauses longer than 5 minutes)", "ttl")
     prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool")
     model_price: str = _field("", "USD per million input,output tokens (overrides the built-in table)", "price")
+    # --- housekeeping (s08 clean) ---
+    keep_days: int = _field(30, "days an unused session's log, transcripts and saved outputs are kept before "
+                                "s08 clean removes them", "int", 0)
     # --- first run ---
     demo: str = _field("auto", "the built-in offline demo model: auto (when no key is configured), on, off",
                        "demo")

@@ -163,6 +163,21 @@ class HelpReport:
 
 
 @dataclass
+class TimelineReport:
+    """/timeline: the session's timeline (a timeline.Timeline); with `detail`, one event's (a timeline.Detail)."""
+    timeline: Any
+    detail: Any = None
+
+
+@dataclass
+class CleanReport:
+    """/clean: what s08's folders take and what is old (a session.clean.Plan); `removed`: (files, bytes) once
+    removed."""
+    plan: Any
+    removed: Any = None
+
+
+@dataclass
 class ClearScreen:
     """/clear: a new conversation starts on a clean screen."""
 
