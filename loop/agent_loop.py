@@ -133,10 +133,12 @@ class Agent:
         try:
             reply = self.provider.stream(plain, self.emit if emit is None else emit)
         except LLMError as again:
-            if again.kind is ErrorKind.FORM_REFUSED:
-                self.plain_form = False      # the form was not what it refused
             self.emit(Notice(f"{refused}, which failed too]", "warning"))
-            raise
+            if again.kind is not ErrorKind.FORM_REFUSED:
+                raise
+            self.plain_form = False          # the form was not what it refused
+            raise LLMError(str(again).split(" (if this endpoint", 1)[0] + " (in the plain form too)",
+                           ErrorKind.BAD_REQUEST, again.status) from None
         where = self.remember_plain() if self.remember_plain is not None else ""
         self.emit(Notice(f"{refused}: the plain form is used for this endpoint from now on"
                          + (f", remembered in {where}]" if where else " in this session]"), "warning"))

@@ -145,6 +145,7 @@ def test_a_refusal_the_plain_form_does_not_cure_is_not_remembered(app_for, stand
     result = app.turn("hi")
     assert not result.ok and len(standin.requests) == 2
     assert any("which failed too" in n for n in notices(events))
+    assert result.error.endswith("(in the plain form too)") and "PROMPT_CACHE" not in result.error
     assert not app.agent.plain_form and endpoint_adaptations(app.access.user_file, standin.url) == set()
     standin.queue({"text": "ok"})
     assert app.turn("again").ok and isinstance(standin.requests[-1]["system"], list)
