@@ -36,6 +36,7 @@ from redact import redact_data
 from session.log import LoadedSession, LoggedHistory, SessionLog, UsageRecorder, open_session
 from session.index import IndexRecorder
 from storage import bind_session
+from tools.sandbox import Sandbox
 from version import program_name
 
 
@@ -44,6 +45,7 @@ class App:
 
     agent: Agent                  # set by load() before anything uses it
     approvals: Approvals
+    sandbox: Sandbox
     settings: Any
     warnings: list[str]
 
@@ -137,6 +139,8 @@ class App:
         if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
             self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
                                        parse_allow_list(self.settings.allow_commands))
+            self.sandbox = Sandbox.for_session(self.settings, self.environ)     # fixed at start too
+            self.approvals.sandbox_problem = self.sandbox.problem
 
     def _make_model(self):
         """The model client for the current settings; None when nothing may be sent (no key, an
@@ -157,6 +161,7 @@ class App:
                            approvals=self.approvals, ask=self.approver, secrets=self.access.secrets())
         # refused to write_file / edit_file: the settings and the endpoints the person agreed to
         self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
+        self.agent.tool_ctx.sandbox = self.sandbox
         self._adapt_to_endpoint()
         self._add_instructions_warning()
 
@@ -180,6 +185,7 @@ class App:
         agent = self.agent
         agent.settings, agent.provider, agent.approvals = self.settings, self._make_model(), self.approvals
         agent.tool_ctx.settings, agent.tool_ctx.secrets = self.settings, self.access.secrets()
+        agent.tool_ctx.sandbox = self.sandbox          # rebuilt with the approvals (after a consent), else the same
         agent.compactor.use_settings(self.settings)
         if self.settings.base_url != before_url:      # what was learned belongs to the endpoint
             self._adapt_to_endpoint()

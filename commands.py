@@ -98,7 +98,9 @@ def _context(app, _arg: str) -> None:
     parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
-    app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source, agent.compactor.usage_doubt))
+    sandbox = getattr(app, "sandbox", None)
+    app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
+                           sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")
