@@ -67,13 +67,18 @@ class Renderer:
 
     @contextmanager
     def interactive(self):
-        """For a question or a pager: nothing live on screen, and the keys go to whoever asks."""
+        """For a question or a pager: nothing live on screen, and the keys go to whoever asks. The
+        spinner that was showing comes back afterwards (a command approved with y runs on under it),
+        counting from then; not after Ctrl-C, which ends the turn."""
+        label = self.activity.label
         self._settle()
         if self.keys is None:
             yield
-            return
-        with self.keys.paused():
-            yield
+        else:
+            with self.keys.paused():
+                yield
+        if label:
+            self.activity.show(label)
 
     def finish(self) -> None:
         self._settle()

@@ -156,7 +156,7 @@ def run_repl(app, debug: bool = False) -> int:
     app.settle_endpoint()                  # an endpoint from this folder's .env: ask before any request
     if app.access.first_run and not app.access.pins.has_credentials and app.access.demo_choice != "on":
         first_run(app)
-    pastes, state, hinted, queued, typed = Pastes(), {"empty": False}, False, [], ""
+    pastes, state, hinted = Pastes(), {"empty": False}, False
     session = PromptSession(history=_history(app.settings.s08_history_file, console, pastes),
                             auto_suggest=AutoSuggestFromHistory(), completer=SlashCompleter(dict(help_entries())),
                             complete_while_typing=True, key_bindings=_key_bindings(app, pastes, state),
@@ -166,13 +166,11 @@ def run_repl(app, debug: bool = False) -> int:
         try:        # a Ctrl-C in the instant between the parts below comes as SIGINT: ignored
             with _between_prompts():
                 lines, rest = keys.take_typed()
-            queued, typed = queued + lines, typed + rest
-            if queued:      # a line typed ahead with Enter is sent as if typed now; the rest waits in the input
-                default, accept = queued.pop(0), True
-            else:
-                default, accept, typed = typed, False, ""
+            # typed ahead, Enter included, waits in the input to be edited and sent: a key pressed
+            # as a question appeared is never sent by itself
+            default = "\n".join([*lines, rest] if rest else lines)
             try:
-                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, accept_default=accept))
+                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default))
             except KeyboardInterrupt:
                 if state["empty"] and not hinted:
                     with _between_prompts():
