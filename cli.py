@@ -15,7 +15,6 @@ import argparse
 import os
 import signal
 import sys
-import threading
 from pathlib import Path
 
 from commands import QUIT, UNKNOWN, UNUSABLE, dispatch
@@ -183,9 +182,6 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             return _run_once(app, args.prompt)
         if not sys.stdin.isatty():
             return _run_piped(app)
-        if app.agent.provider is not None:    # the SDK's import (~1 s) overlaps the banner and the first prompt
-            from llm import preload_sdk
-            threading.Thread(target=preload_sdk, name="preload-sdk", daemon=True).start()
         from ui import run_repl
         return run_repl(app, debug=args.debug)
     except Exception as exc:  # noqa: BLE001 — never a traceback in -p or piped mode

@@ -8,8 +8,10 @@ exit or q leave, with the session's id and how to resume it.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import signal
+import threading
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
@@ -127,6 +129,17 @@ def _mode_hint(app):
     return "" if mode == "default" else [("class:mode", f"approvals: {safe_line(mode)} (shift-tab)")]
 
 
+def _warm_model(app):
+    """For the first prompt: once it is on screen, import the SDK and build the model client in the
+    background while the person types, so the first answer waits for neither. Never delays the
+    prompt (it starts after the first drawing); sends nothing."""
+    warm = getattr(app.agent.provider, "warm", None)
+    if warm is None:
+        return None
+    start = threading.Thread(target=warm, name="warm-model", daemon=True).start
+    return lambda: asyncio.get_running_loop().call_soon(start)
+
+
 @contextmanager
 def _between_prompts():
     """Ctrl-C ignored while s08 prints between two prompts. The terminal is not raw there, so a
@@ -156,7 +169,7 @@ def run_repl(app, debug: bool = False) -> int:
     app.settle_endpoint()                  # an endpoint from this folder's .env: ask before any request
     if app.access.first_run and not app.access.pins.has_credentials and app.access.demo_choice != "on":
         first_run(app)
-    pastes, state, hinted = Pastes(), {"empty": False}, False
+    pastes, state, hinted, warm = Pastes(), {"empty": False}, False, _warm_model(app)
     session = PromptSession(history=_history(app.settings.s08_history_file, console, pastes),
                             auto_suggest=AutoSuggestFromHistory(), completer=SlashCompleter(dict(help_entries())),
                             complete_while_typing=True, key_bindings=_key_bindings(app, pastes, state),
@@ -170,7 +183,8 @@ def run_repl(app, debug: bool = False) -> int:
             # as a question appeared is never sent by itself
             default = "\n".join([*lines, rest] if rest else lines)
             try:
-                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default))
+                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, pre_run=warm))
+                warm = None
             except KeyboardInterrupt:
                 if state["empty"] and not hinted:
                     with _between_prompts():
