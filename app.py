@@ -243,7 +243,7 @@ class App:
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
-                                 self.settings.caching, self.demo, self.approvals.mode))
+                                 self.settings.caching, self.demo, self.approvals.summary()))
         return result
 
     @property

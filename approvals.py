@@ -151,6 +151,13 @@ class Approvals:
         self.prefixes: set[str] = set()
         self.all_commands = self.all_edits = False
 
+    def summary(self) -> str:
+        """The mode, and what the person allowed for the session ("default + every command, `npm test`")."""
+        grants = (["every command"] if self.all_commands else []) + (["every file change"] if self.all_edits else [])
+        prefixes = sorted(self.prefixes)
+        grants += [f"`{p}`" for p in prefixes] if len(prefixes) <= 2 else [f"{len(prefixes)} commands"]
+        return self.mode + (" + " + ", ".join(grants) if grants else "")
+
     def cycle(self) -> str:
         """The next mode (Shift-Tab in the REPL)."""
         self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]

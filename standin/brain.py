@@ -86,9 +86,15 @@ def _latest_request(messages: list[dict]) -> str:
     return ""
 
 
+def _output_lines(text: str) -> list[str]:
+    """A result's lines without the bash tool's `[exit code N]` trailer (not a line of the output)."""
+    lines = text.strip().splitlines()
+    return lines[:-1] if lines and re.fullmatch(r"\[exit code -?\d+\]", lines[-1]) else lines
+
+
 def _outcome(text: str) -> str:
     """A tool result in a few words: its size and exit code, not its content."""
-    lines = text.strip().splitlines()
+    lines = _output_lines(text)
     code = re.search(r"\[exit code (\d+)\]\s*$", text)
     return f"{len(lines)} line{'' if len(lines) == 1 else 's'}" + (f", exit code {code.group(1)}" if code else "")
 
@@ -188,7 +194,7 @@ class Brain:
             text = _result_text(r).strip()
             first = text.splitlines()[0][:120] if text else "(empty)"
             status = "error" if r.get("is_error") else "ok"
-            count = len(text.splitlines())
+            count = len(_output_lines(text))
             lines.append(f"- {status}: {first} ({count} line{'' if count == 1 else 's'})")
         return ("工具结果：\n" if zh else "Tool results:\n") + "\n".join(lines)
 
