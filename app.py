@@ -31,6 +31,7 @@ from events import Ask, Bus, ClearScreen, Emit, Notice, ToolFinished, TurnStatus
 from history import drop_interruption_marks
 from llm import make_provider
 from loop import Agent, TurnResult, run_turn
+from plan_mode import note_for, told_planning
 from redact import redact_data
 from session import LoadedSession, SessionHistory, SessionLog, UsageLog, open_session
 from version import program_name
@@ -67,6 +68,7 @@ class App:
         self.load()
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
+        self.plan_told = told_planning(self.messages)     # a resumed history may end in plan mode
         if resume is not None and resume.repaired:
             for state in self._state_records():        # the repair snapshot, completed with what it lacked
                 self.messages.note(state)
@@ -239,7 +241,10 @@ class App:
         if blocked:
             return TurnResult(ok=False, error=blocked)
         self.ledger.begin_turn()
-        result = run_turn(self.messages, text, self.agent)
+        note = ""
+        if text and text.strip():           # plan mode on, or just switched off: the model is told (plan_mode.py)
+            note, self.plan_told = note_for(self.approvals.mode == "plan", self.plan_told)
+        result = run_turn(self.messages, text, self.agent, note)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
@@ -264,6 +269,7 @@ class App:
         self.agent = None                       # type: ignore[assignment]
         self.load()                             # and a fresh compactor: no state of the old conversation
         self._use_history(self._new_history())
+        self.plan_told = False
         self.agent.compactor.learn_window(learned, quiet=True)
         self.ledger.new_session()               # the run's total goes on
         self.approvals.forget()                 # "always" answers belonged to the old session

@@ -4,6 +4,9 @@
                                 every file change is shown and asked about
                     auto_edit   file changes (always inside the workspace) run too; other commands ask
                     yolo        nothing asks
+                    plan        nothing changes: read-only tools and read-only commands run, every other
+                                call is refused without asking (the model is told it is planning:
+                                plan_mode.py), whatever was allowed before
     ALLOW_COMMANDS  command prefixes that run without asking, e.g. `pytest,npm test,git diff`
 
 A command runs without asking only when each of its simple commands is read-only
@@ -33,6 +36,11 @@ from read_only_commands import read_only
 from shell_commands import ASSIGNMENT, Simple, parse_allow_list, split_command  # noqa: F401  (re-exported)
 
 READ_ONLY_TOOLS = {"read_file", "compact"}
+# Shift-Tab's order; yolo is in it only when the session started in yolo (--yolo, or the setting)
+CYCLE = ("default", "auto_edit", "plan")
+PLAN_REFUSAL = ("Not run: plan mode is on, so nothing may change — only read_file and commands that only read "
+                "(ls, cat, grep, git status/diff/log, …) run. Do not retry it: finish the plan and present it; the "
+                "person switches plan mode off (Shift-Tab) to let you carry it out.")
 FILE_TOOLS = {"write_file", "edit_file"}
 WRAPPED_IN_PREFIX = set(WRAPPERS) | NOT_SEEN_THROUGH
 CONFIG_FOLDERS = {".git": "git runs the programs its config and hooks name",
@@ -144,6 +152,7 @@ class Approvals:
         if mode not in MODES:
             raise ValueError(f"APPROVAL_MODE must be one of {', '.join(MODES)}")
         self.mode, self.allow_commands = mode, tuple(allow_commands)
+        self.cycle_modes = CYCLE + (("yolo",) if mode == "yolo" else ())
         self.forget()
 
     def forget(self) -> None:
@@ -152,16 +161,33 @@ class Approvals:
         self.all_commands = self.all_edits = False
 
     def summary(self) -> str:
-        """The mode, and what the person allowed for the session ("default + every command, `npm test`")."""
+        """The mode, and what the person allowed for the session ("default + every command, `npm test`");
+        in plan mode only the mode (nothing it allowed applies there)."""
+        if self.mode == "plan":
+            return "plan (read only)"
         grants = (["every command"] if self.all_commands else []) + (["every file change"] if self.all_edits else [])
         prefixes = sorted(self.prefixes)
         grants += [f"`{p}`" for p in prefixes] if len(prefixes) <= 2 else [f"{len(prefixes)} commands"]
         return self.mode + (" + " + ", ".join(grants) if grants else "")
 
     def cycle(self) -> str:
-        """The next mode (Shift-Tab in the REPL)."""
-        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        """The next mode (Shift-Tab in the REPL): default → auto_edit → plan → default, with yolo after
+        plan only when the session started in yolo (it is never entered by a stray key otherwise)."""
+        modes = self.cycle_modes
+        self.mode = modes[(modes.index(self.mode) + 1) % len(modes)] if self.mode in modes else modes[0]
         return self.mode
+
+    def plan_refuses(self, name: str, args) -> bool:
+        """In plan mode: would this call change anything (so it is refused)?"""
+        if name in READ_ONLY_TOOLS:
+            return False
+        if name in FILE_TOOLS:
+            return True
+        if name != "bash":
+            return False                 # unknown tools are refused by the registry anyway
+        command = str(args.get("command", "")) if isinstance(args, dict) else ""
+        parts = split_command(command)
+        return parts is None or not all(read_only(p) for p in parts)
 
     def needs_approval(self, name: str, args, where: str = "") -> Request | None:
         """None when the call may run now; otherwise what to ask. `where`: a file tool's path as it
@@ -202,6 +228,11 @@ class Approvals:
     def review(self, name: str, args, change, ask, where: str = "") -> Refusal | None:
         """None: run the call. A Refusal: return its text to the model as a tool error instead.
         `where`: a file tool's resolved path (tools.preview.target_path)."""
+        if self.mode == "plan":
+            if not self.plan_refuses(name, args):
+                return None
+            notice = f"[plan mode] {name} was not run: plan mode allows only reading" if ask is None else ""
+            return Refusal(PLAN_REFUSAL, notice, "not run: plan mode (only reading)")
         request = self.needs_approval(name, args, where or getattr(change, "path", "") or "")
         if request is None:
             return None

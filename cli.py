@@ -125,7 +125,8 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
                         "instead of <workspace>/.env")
     parser.add_argument("--approval-mode", choices=APPROVAL_MODES, default=None,
                         help="when to ask before a tool call: default (commands that change things and file "
-                        "changes), auto_edit (commands only), yolo (never); overrides APPROVAL_MODE")
+                        "changes), auto_edit (commands only), yolo (never), plan (nothing may change: only "
+                        "reading, while the model plans); overrides APPROVAL_MODE")
     parser.add_argument("--yolo", action="store_true", help="never ask (same as --approval-mode yolo)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     demo = parser.add_mutually_exclusive_group()

@@ -28,7 +28,7 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 SECRET_SETTINGS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")         # never shown, never given to commands
 SESSION_FIXED = (*SECRET_SETTINGS, "ANTHROPIC_BASE_URL", "MODEL_ID")   # fixed once a session starts
 USER_SETTINGS_FOLDER = "s08"
-APPROVAL_MODES = ("default", "auto_edit", "yolo")
+APPROVAL_MODES = ("default", "auto_edit", "yolo", "plan")
 PREVIEW_CHARS = 2_000      # head + tail kept in the context of anything saved to disk instead (outputs, inputs)
 BASH_TIMEOUT = 120.0       # seconds before a bash command's process group is killed
 

@@ -228,8 +228,9 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             return reply
 
 
-def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult:
-    """One user turn. `text=None` re-runs the history as it is (/retry). Never raises for
+def run_turn(messages: list[dict], text: str | None, agent: Agent, note: str = "") -> TurnResult:
+    """One user turn. `text=None` re-runs the history as it is (/retry). `note`: s08's own words to the
+    model before the person's (plan_mode.py), not recorded as typed. Never raises for
     Ctrl-C or a failed model call: the history is left valid and the reason is emitted."""
     close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
     agent.begin_turn()
@@ -237,6 +238,7 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
     if text is not None and text.strip():
         text = fit_input(text, agent.compactor.window.tokens, agent.workspace, agent.emit)
         agent.continuity.typed_message(text)      # recorded as the person's, before it enters the history
+        add_user_text(messages, note)
         add_user_text(messages, text)
     try:
         reply = agent_loop(messages, agent)

@@ -48,7 +48,7 @@ HINT_ZH = ("我是脚本化的替身模型，不是 AI，只听得懂：运行 <
            "编辑 <文件>：把 <旧> 改成 <新> · 逐个读取所有 python 文件 · 使用 compact 工具，重点：<主题> · 讲一个长故事。")
 NOT_TYPED = ("[snipped ", "[compacted]", "[Request interrupted", "[The session stopped", "The user's first request",
              "Summary of the conversation so far", "<summary-request>", "Work ledger", "The user's own messages",
-             "[… ")           # a model can only guess from the text; s08 itself knows (compaction/continuity.py)
+             "[… ", "[Plan mode is ")           # a model can only guess from the text; s08 itself knows (compaction/continuity.py)
 
 
 def _unquote(text: str) -> str:

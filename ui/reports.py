@@ -138,7 +138,7 @@ def memory_report(event: MemoryReport) -> Text:
 
 HELP_KEYS = ("  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands · Esc or Ctrl-C "
              "interrupts the turn (Ctrl-C at the prompt clears the line) · Shift-Tab cycles the approval mode "
-             "(default → auto_edit → yolo) · Ctrl-D exits")
+             "(default → auto_edit → plan, where nothing changes) · Ctrl-D exits")
 
 
 def help_report(event: HelpReport) -> Text:
