@@ -285,6 +285,16 @@ class App:
             return
         self.messages[:] = self.agent.compactor.compact(self.messages, focus)
 
+    def set_plan_mode(self, on: bool) -> None:
+        """/plan: plan mode on, or back to the mode the session had before it (default if none)."""
+        approvals = self.approvals
+        if on and approvals.mode != "plan":
+            self.mode_before_plan, approvals.mode = approvals.mode, "plan"
+        elif not on and approvals.mode == "plan":
+            approvals.mode = getattr(self, "mode_before_plan", "default")
+        self.emit(Notice(f"[approvals: {approvals.mode}"
+                         + (" — only reading; the model plans and changes nothing]" if on else "]"), "info"))
+
     def retry(self) -> None:
         drop_interruption_marks(self.messages)
         if not self.messages or self.messages[-1]["role"] != "user":
