@@ -50,6 +50,29 @@ def _run_once(app, prompt: str) -> int:
     return 0 if result.ok else (130 if result.interrupted else 1)
 
 
+def _run_once_json(app, prompt: str, streaming: bool) -> int:
+    """-p with --output-format json / stream-json (ui/json_output.py): the same run and exit codes,
+    stdout holds JSON only."""
+    from ui.json_output import JsonEvents
+    events = JsonEvents(streaming)
+    app.set_emit(events)
+    _print_warnings(app)
+    if not prompt.strip():
+        from ui import say_err
+        say_err("the prompt is empty: give -p some text")
+        return 2
+    events.init(app)
+    result = dispatch(app, prompt)
+    if result in (UNKNOWN, UNUSABLE):
+        code = 2
+    elif result is None or result == QUIT:
+        code = 0
+    else:
+        code = 0 if result.ok else (130 if result.interrupted else 1)
+    events.result(app, result if hasattr(result, "ok") else None, code)
+    return code
+
+
 def _run_piped(app) -> int:
     from ui import QuietRenderer, say_out
     app.set_emit(QuietRenderer())
@@ -128,6 +151,10 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
                         "changes), auto_edit (commands only), yolo (never), plan (nothing may change: only "
                         "reading, while the model plans); overrides APPROVAL_MODE")
     parser.add_argument("--yolo", action="store_true", help="never ask (same as --approval-mode yolo)")
+    parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
+                        help="with -p: text (the answer), json (one result object at the end: answer, session "
+                        "id, usage, cost, compactions, stop reason) or stream-json (one JSON event per line as it "
+                        "happens, the result last)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     demo = parser.add_mutually_exclusive_group()
     demo.add_argument("--demo", dest="demo", action="store_const", const="on",
@@ -167,6 +194,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         keep_key_from_children()           # may re-exec this process without the key in its environment
         enable_adoption()
     args = _parser(prog).parse_args(argv)
+    if args.output_format != "text" and args.prompt is None:
+        from ui.quiet import say_err
+        say_err(f"--output-format {args.output_format} needs -p PROMPT")
+        return 2
     workspace = (args.workspace or Path(os.getcwd())).expanduser().resolve()
     if not workspace.is_dir():
         from ui.quiet import say_err
@@ -179,6 +210,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _stop_on_signal)
     try:
+        if args.prompt is not None and args.output_format != "text":
+            return _run_once_json(app, args.prompt, args.output_format == "stream-json")
         if args.prompt is not None:
             return _run_once(app, args.prompt)
         if not sys.stdin.isatty():

@@ -87,8 +87,8 @@ def test_plan_mode_refuses_changes_runs_reads_and_tells_the_model(tmp_path, work
 
 
 def test_the_note_survives_a_compaction_and_a_resume(tmp_path, workspace, standin):
-    standin.queue({"text": "PLAN ONE"}, {"text": "SUMMARY: planning the parser."}, {"text": "PLAN TWO"},
-                  {"text": "RESUMED"}, {"text": "RESUMED-PLAN"})
+    standin.queue({"text": "PLAN ONE"}, {"text": "PLAN TWO"}, {"text": "RESUMED"},   # (the summary is the stand-in's)
+                  {"text": "RESUMED-PLAN"})
     env = base_env(tmp_path, standin, approval_mode="plan")
     app, _ = make_app(workspace, env)
     app.turn("plan the parser")
@@ -134,7 +134,7 @@ def test_whatever_the_modes_and_calls_the_history_stays_valid_and_plan_mode_chan
             standin.queue({"tool_calls": [{"name": name, "input": args} for name, args in tool_calls]})
         standin.queue({"text": f"answer {n}"})
         sent = len(standin.requests)
-        app.turn(f"turn {n}")
+        assert app.turn(f"turn {n}").text == f"answer {n}"
         texts = first_user_texts(standin.requests[sent], f"turn {n}")
         expected_note = PLAN_ON if mode == "plan" else PLAN_OFF if told else None
         assert texts == ([expected_note] if expected_note else []) + [f"turn {n}"]
@@ -144,8 +144,7 @@ def test_whatever_the_modes_and_calls_the_history_stays_valid_and_plan_mode_chan
         for request in standin.requests[sent:]:
             validate_request(request)
         if compact:
-            standin.queue({"text": "SUMMARY: the work."})
-            app.compact("")
+            app.compact("")                                   # (the stand-in writes the summary itself)
         history = list(app.messages)
         add_user_text(history, "next")
         validate_request({"model": "m", "max_tokens": 10, "messages": history})
