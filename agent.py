@@ -9,8 +9,8 @@
 Installed with `pipx install .`, the same program is the `s08` command (see launch.py).
 
 Only the entry point: the command line is cli.py, a session app.py, the slash commands commands.py,
-the loop loop.py; all printing in ui/. `from agent import App, main, Agent, …` keeps working: the
-names are loaded on first use, so the key guard (keyguard.py) re-executes the process before the
+the loop loop/agent_loop.py; all printing in ui/. `from agent import App, main, Agent, …` keeps working: the
+names are loaded on first use, so the key guard (access/keyguard.py) re-executes the process before the
 heavy modules (the model SDK, rich, prompt_toolkit) are imported.
 """
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 import sys
 from importlib import import_module
 
-_WHERE = {"App": "app", "main": "cli", "Agent": "loop", "TurnResult": "loop", "agent_loop": "loop",
-          "run_turn": "loop"}
+_WHERE = {"App": "app", "main": "cli", "Agent": "loop.agent_loop", "TurnResult": "loop.agent_loop",
+          "agent_loop": "loop.agent_loop", "run_turn": "loop.agent_loop"}
 
 __all__ = sorted(_WHERE)
 
@@ -33,7 +33,7 @@ def __getattr__(name):
 
 def run() -> None:
     """Start s08: guard the key first (it may re-exec this process), then the command line."""
-    from keyguard import keep_key_from_children
+    from access.keyguard import keep_key_from_children
     keep_key_from_children()
     from cli import main as cli_main
     try:

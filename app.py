@@ -2,7 +2,7 @@
 
     App(workspace, env_file, environ, resume, demo, origin, approval_mode)
       .bus / .emit     every event goes through one Bus: the cost ledger, the last tool call (/last)
-                       and the usage log (session.UsageLog) subscribe first, the UI (set_emit) last
+                       and the usage log (session.UsageRecorder) subscribe first, the UI (set_emit) last
       .turn(text)      one turn (None: send the conversation again, for /retry)
       .compact / .retry / .clear / .login / .logout     what the slash commands (commands.py) do
       ._blocked()      the one "can anything be sent now?" check: settings re-read, endpoint agreed,
@@ -20,20 +20,21 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from access import Access
-from approvals import Approvals, parse_allow_list
+from access.model_access import Access
+from access.login import login as log_in, logout as log_out
+from approvals.policy import Approvals, parse_allow_list
 from commands import UNUSABLE
 from compaction import Continuity
 from config import missing_key_message
-from costs import Ledger, price_of
-from credentials import consent_file
+from session.costs import CostTracker, price_of
+from access.credentials import consent_file
 from events import Ask, Bus, ClearScreen, Emit, Notice, ToolFinished, TurnStatus
-from history import drop_interruption_marks
+from messages import drop_interruption_marks
 from llm import make_provider
-from loop import Agent, TurnResult, run_turn
-from plan_mode import note_for, told_planning
+from loop.agent_loop import Agent, TurnResult, run_turn
+from approvals.plan_mode import note_for, told_planning
 from redact import redact_data
-from session import LoadedSession, SessionHistory, SessionLog, UsageLog, open_session
+from session.log import LoadedSession, LoggedHistory, SessionLog, UsageRecorder, open_session
 from version import program_name
 
 
@@ -52,14 +53,14 @@ class App:
         self.env_file, self.environ, self.origin = env_file, environ, origin
         self.ask: Ask | None = None               # the UI's way to ask the person (None: nobody to ask)
         self.access = Access(self.workspace, env_file, environ, demo)   # settings, pinned endpoint, demo
-        self.ledger = Ledger(lambda: (self.settings.model_id, self.price))   # each call at the model serving it
-        self.messages = SessionHistory()          # replaced below; exists before anything can emit
+        self.ledger = CostTracker(lambda: (self.settings.model_id, self.price))   # each call at the model serving it
+        self.messages = LoggedHistory()          # replaced below; exists before anything can emit
         self.bus = Bus()
         self._ui: Emit | None = None              # the UI's subscription (set_emit)
         self.emit = self.bus.emit                 # wired once: the agent and every part emit here
         self.bus.subscribe(self.ledger)
         self.bus.subscribe(self._note_tool)
-        self.bus.subscribe(UsageLog(lambda: self.messages, lambda: self.settings.model_id))   # /cost after a resume
+        self.bus.subscribe(UsageRecorder(lambda: self.messages, lambda: self.settings.model_id))   # /cost after a resume
         self.approvals, self.approval_mode, self.approver = None, approval_mode, None   # type: ignore[assignment]
         self.last_tool: ToolFinished | None = None
         self.resumed = resume
@@ -80,12 +81,12 @@ class App:
     def _log_problem(self, text: str) -> None:
         self.emit(Notice(text, "warning"))
 
-    def _new_history(self) -> SessionHistory:
-        return SessionHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
+    def _new_history(self) -> LoggedHistory:
+        return LoggedHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
                                                                      "origin": self.origin}),
                               self._log_problem)
 
-    def _use_history(self, history: SessionHistory) -> None:
+    def _use_history(self, history: LoggedHistory) -> None:
         """The conversation, and its log, which also records what the continuity keeps and a window
         the API stated."""
         self.messages = history
@@ -98,7 +99,7 @@ class App:
         learned = self.agent.compactor.window.learned
         return [self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
 
-    def _resume(self, loaded: LoadedSession) -> SessionHistory:
+    def _resume(self, loaded: LoadedSession) -> LoggedHistory:
         """The logged history, its token totals, and the size of the prompt the log last measured."""
         hidden = redact_data(loaded.messages, self.agent.tool_ctx.secrets)
         if hidden != loaded.messages:        # a log written before every known key was redacted
@@ -176,7 +177,7 @@ class App:
 
     def set_asker(self, approver) -> None:
         """How approvals are asked (the REPL's prompt); None (the default) refuses what needs asking.
-        (`self.ask` is the other question channel: settings consent and /login, see access.py.)"""
+        (`self.ask` is the other question channel: settings consent and /login, see access/model_access.py.)"""
         self.approver = self.agent.ask = approver
 
     def missing_key_message(self) -> str:
@@ -184,7 +185,7 @@ class App:
 
     def _reload_if_changed(self) -> None:
         """A settings file edited while s08 runs is used from the next turn — except the endpoint, the
-        key and the model, which change only with the person's consent (see access.py)."""
+        key and the model, which change only with the person's consent (see access/model_access.py)."""
         before = self.settings
         changed = self.access.reload(self.ask, self.emit)
         if not changed:
@@ -213,17 +214,17 @@ class App:
             self.emit(Notice("/login asks for a key: run it in the interactive REPL (s08 without -p or a pipe)",
                              "error"))
             return UNUSABLE
-        if self.access.login(self.ask, self.emit, key):
+        if log_in(self.access, self.ask, self.emit, key):
             self._rebuild()
         return None
 
     def logout(self) -> None:
-        if self.access.logout(self.emit):
+        if log_out(self.access, self.emit):
             self._rebuild()
 
     def settle_endpoint(self) -> bool:
         """Before the first request: an endpoint named by this folder's .env, and its settings that relax
-        approvals, are used only if the person agrees (access.py asks once; -p and piped input send
+        approvals, are used only if the person agrees (access/model_access.py asks once; -p and piped input send
         nothing to such an endpoint and ignore the relaxations). True when requests may go."""
         if not self.access.unsettled:
             return True

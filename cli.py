@@ -1,6 +1,6 @@
 """The command line: arguments, the session to resume, and the three ways to run an App.
 
-    main(argv)       parse the arguments, guard the key (keyguard.py), open the App, then run
+    main(argv)       parse the arguments, guard the key (access/keyguard.py), open the App, then run
                      -p (_run_once), piped input (_run_piped) or the REPL (ui.run_repl)
     _pick_session    the session --continue / --resume names
     _end_background  at exit: end the processes the agent's commands left running
@@ -105,7 +105,7 @@ def _stop_on_signal(signum, _frame):
 def _pick_session(workspace: Path, args):
     """The session --continue / --resume asks for; raises SystemExit with a message if there is none.
     --continue takes the newest interactive session (a -p or piped run's only when there is none)."""
-    from session import find_session, list_sessions, load_session, session_origin
+    from session.log import find_session, list_sessions, load_session, session_origin
     sessions = list_sessions(workspace)
     if not sessions:
         raise SystemExit(f"no saved session in {workspace / '.sessions'} to resume")
@@ -167,7 +167,7 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
 
 def _open_app(workspace: Path, args, origin: str):
     """The App, or the exit status when it cannot be opened (the reason said on stderr)."""
-    from session import SessionBusy
+    from session.log import SessionBusy
     from app import App
     from ui.quiet import say_err
     try:
@@ -189,7 +189,7 @@ def _open_app(workspace: Path, args, origin: str):
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if argv is None:                       # a real start (not a test calling main): guard the key first
-        from keyguard import keep_key_from_children
+        from access.keyguard import keep_key_from_children
         from tools.background import enable_adoption
         keep_key_from_children()           # may re-exec this process without the key in its environment
         enable_adoption()

@@ -22,12 +22,26 @@ from pathlib import Path
 from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 
+from redact import SECRET_SETTINGS, redact_url
+
 DEFAULT_MODEL = "claude-sonnet-4-6"
 logging.getLogger("dotenv.main").setLevel(logging.ERROR)   # we report unparseable lines ourselves
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-SECRET_SETTINGS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")         # never shown, never given to commands
 SESSION_FIXED = (*SECRET_SETTINGS, "ANTHROPIC_BASE_URL", "MODEL_ID")   # fixed once a session starts
 USER_SETTINGS_FOLDER = "s08"
+PROVIDER_NAMES = ("anthropic", "scripted")   # llm/providers.py has one class for each (a test checks)
+
+_handed_over: dict[str, str] = {}            # the secrets the key guard received at start-up (access/keyguard.py)
+
+
+def hand_over(secrets: dict[str, str]) -> None:
+    """Keep the secrets the key guard received, which are no longer in os.environ."""
+    _handed_over.update(secrets)
+
+
+def process_environ() -> dict[str, str]:
+    """The environment as s08 was started with it: os.environ plus the secrets handed over."""
+    return {**os.environ, **_handed_over}
 APPROVAL_MODES = ("default", "auto_edit", "yolo", "plan")
 PREVIEW_CHARS = 2_000      # head + tail kept in the context of anything saved to disk instead (outputs, inputs)
 BASH_TIMEOUT = 120.0       # seconds before a bash command's process group is killed
@@ -86,7 +100,7 @@ class Settings:
     # --- first run ---
     demo: str = _field("auto", "the built-in offline demo model: auto (when no key is configured), on, off",
                        "demo")
-    # --- approvals (see approvals.py) ---
+    # --- approvals (see approvals/policy.py) ---
     approval_mode: str = _field("default", "default (ask before commands and file changes), auto_edit "
                                            "(file changes without asking) or yolo (never ask)", "mode")
     allow_commands: str = _field("", "comma-separated command prefixes that run without asking, "
@@ -114,8 +128,7 @@ class Settings:
         only fail after every retry, with a message that does not say why."""
         url = self.anthropic_base_url
         if url and not url.lower().startswith(("http://", "https://")):
-            from redact import redact_url       # (redact imports this module) never shown: a URL's password
-            url = redact_url(url)
+            url = redact_url(url)               # never shown: a URL's password
             return (f"ANTHROPIC_BASE_URL={url!r} has no scheme: write it as http://{url} (a local server) "
                     f"or https://{url}")
         return ""
@@ -168,10 +181,9 @@ def _parse(name: str, raw: str, kind: str, minimum):
             raise ValueError("must be 5m, 1h, prefix or auto")
         return word
     elif kind == "provider":
-        from llm.providers import PROVIDERS     # (llm imports this module through redact)
         word = raw.strip().lower()
-        if word not in PROVIDERS:
-            raise ValueError(f"must be one of {', '.join(PROVIDERS)}")
+        if word not in PROVIDER_NAMES:
+            raise ValueError(f"must be one of {', '.join(PROVIDER_NAMES)}")
         return word
     elif kind == "mode":
         word = raw.strip().lower().replace("-", "_")
@@ -233,9 +245,8 @@ def load_settings(workspace: Path, env_file: Path | None = None,
                   not_from_env_file: tuple[str, ...] = ()) -> SettingsResult:
     """Read every setting; never raises for a bad value. `user_file` defaults to user_settings_file().
     The names in `not_from_env_file` are not taken from the workspace file (the person declined the
-    endpoint it names: access.py); the environment, the user-level file or the default decide them."""
+    endpoint it names: access/model_access.py); the environment, the user-level file or the default decide them."""
     if environ is None:
-        from keyguard import process_environ     # the environment with the key handed over at start-up
         environ = process_environ()
     environ = dict(environ)
     warnings: list[str] = []

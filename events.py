@@ -7,11 +7,8 @@ how each one looks (`[auto_compact triggered]`, a spinner, a dim status line).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
-
-if TYPE_CHECKING:
-    from compaction.layer import CompactionKind
-
+from enum import Enum
+from typing import Any, Callable
 
 @dataclass
 class RequestStarted:
@@ -81,9 +78,34 @@ class Interrupted:
     where: str = "turn"
 
 
+class CompactionKind(str, Enum):
+    """What a Compaction event reports: a str (== its value), printed as its value; `.label` is the
+    name notices show. (enum.StrEnum would do, but s08 still runs on Python 3.10.)"""
+    TOOL_RESULT_BUDGET = "tool_result_budget"
+    SNIP_COMPACT = "snip_compact"
+    MICRO_COMPACT = "micro_compact"
+    AUTO_COMPACT = "auto_compact"
+    MANUAL_COMPACT = "manual_compact"
+    REACTIVE_COMPACT = "reactive_compact"
+    COMPACTED = "compacted"              # a summary replaced the history (auto or manual)
+    TRANSCRIPT = "transcript"            # the history was saved before a summary
+    FALLBACK = "fallback"                # the summary failed: cut without the model
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @property
+    def label(self) -> str:
+        """How the screen names it: `[manual compact]`, `[auto_compact triggered]`."""
+        return "manual compact" if self is CompactionKind.MANUAL_COMPACT else self.value
+
+
 @dataclass
 class Compaction:
-    """Something compaction did; `layer` names it: a CompactionKind (compaction/layer.py), a str enum
+    """Something compaction did; `layer` names it: a CompactionKind (above), a str enum
     whose value is what the screen shows (e.g. "snip_compact"; `.label` gives "manual compact")."""
     layer: CompactionKind
     message: str

@@ -5,7 +5,7 @@ site-packages — nothing else at the top level, so names like `config` or
 `tools` never collide with other packages. The modules import each other by
 their plain names (`from config import …`), as they do when run from the
 clone, so this launcher puts that folder first on `sys.path` of the s08
-process only, guards the key (keyguard.py may re-exec the process: before the
+process only, guards the key (access/keyguard.py may re-exec the process: before the
 heavy imports, not after), then runs cli.py's main in the current folder.
 """
 
@@ -19,7 +19,7 @@ def main() -> None:
     here = str(Path(__file__).resolve().parent)
     if here not in sys.path:
         sys.path.insert(0, here)
-    from keyguard import keep_key_from_children
+    from access.keyguard import keep_key_from_children
     keep_key_from_children()
     from cli import main as cli_main
     try:

@@ -9,7 +9,7 @@
                                      access.Access.secrets() is the one caller that builds the set
     redact_data(value, secrets)      the same over JSON-shaped data (a resumed session's messages)
 
-Tool results are redacted at one point, as they enter the history (loop.py), so the history, the
+Tool results are redacted at one point, as they enter the history (loop/agent_loop.py), so the history, the
 session log, transcripts and persisted outputs never hold a key; the bash spill writer redacts its
 stream before anything is kept. Every credential s08 knows of is hidden, not only the one the session
 sends: under --demo the person's real key is still in their settings file, and a folder's endpoint
@@ -25,8 +25,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from config import SECRET_SETTINGS
-
+SECRET_SETTINGS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")   # never shown, never given to commands
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8
 

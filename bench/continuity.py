@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from agent import App  # noqa: E402
-from costs import Tally  # noqa: E402
+from session.costs import TokenTally  # noqa: E402
 from helpers import Model, is_summary_request  # noqa: E402
 from standin import StandIn, count_request_tokens  # noqa: E402
 from standin.cache import PromptCache  # noqa: E402
@@ -101,7 +101,7 @@ def run(settings: dict, template: Path) -> dict:
             app.close()
             final = [r for r in server.requests if not is_summary_request(r)][-1]
             text = json.dumps(final["messages"], ensure_ascii=False)
-            tally = Tally()
+            tally = TokenTally()
             for usage in server.usages:
                 tally.add(usage)
             paths = [p for t in range(TURNS) for p in paths_of(t)]

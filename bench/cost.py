@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from agent import App  # noqa: E402
 from compaction import Compactor  # noqa: E402
 from config import Settings  # noqa: E402
-from costs import Tally  # noqa: E402
-from session import SessionHistory  # noqa: E402
+from session.costs import TokenTally  # noqa: E402
+from session.log import LoggedHistory  # noqa: E402
 from llm.usage import Usage  # noqa: E402
 from helpers import Model, is_summary_request  # noqa: E402
 from standin import StandIn  # noqa: E402
@@ -153,7 +153,7 @@ def run(name: str, settings: dict, template: Path, pause: float = 30, min_cachea
                 shared, total = shared_prefix(server.requests[u["request"]], seen)
                 ideal += 0.1 * shared + 1.25 * (total - shared)
             prompt = [Usage.of(u).prompt for u in answered]
-            tally = Tally()
+            tally = TokenTally()
             for u in answered:
                 tally.add(u)
             billed = tally.billed_input
@@ -169,11 +169,11 @@ def run(name: str, settings: dict, template: Path, pause: float = 30, min_cachea
 
 def pipeline_ms(messages_count: int) -> float:
     """Median CPU milliseconds of compactor.prepare() per call in steady state, on a session history
-    (a SessionHistory, as in the agent) of this many messages, snipping off."""
+    (a LoggedHistory, as in the agent) of this many messages, snipping off."""
     settings = Settings(snip_max_messages=NEVER, context_limit=NEVER)
     with tempfile.TemporaryDirectory() as tmp:
         compactor = Compactor(settings, Path(tmp), lambda request: ("", None))
-        messages = SessionHistory([{"role": "user", "content": "start"}])
+        messages = LoggedHistory([{"role": "user", "content": "start"}])
         n = 0
         while len(messages) < messages_count:
             tool = "read_file" if n % 3 else "bash"

@@ -19,9 +19,9 @@ The identity contract — every layer, the functions and Compactor.prepare keep 
   - a message it did not change is the very same object in the output (`is`, not just `==`);
   - a message it changed, or wrote (a marker, a summary), is a new dict;
   - the output is a valid request: no tool_use/tool_result pair is split.
-The HistoryIndex (index.py) and so the ContextMeter's anchor rely on it: their facts about a
+The MessageIndex (index.py) and so the ContextMeter's anchor rely on it: their facts about a
 message are kept while the same object stays in place. The session log relies on it: `replace`
-diffs the old history against the new and writes only what changed (session.py), and the prompt
+diffs the old history against the new and writes only what changed (session/log.py), and the prompt
 cache is hit only while the prefix stays byte-identical. tests/compaction/test_compaction_identity.py
 checks it with hypothesis for every layer and for the pipeline.
 """
@@ -29,7 +29,7 @@ checks it with hypothesis for every layer and for the pipeline.
 from .boundaries import safe_cuts, unseen_start
 from .budget import BudgetSettings, ToolResultBudget, tool_result_budget
 from .continuity import Continuity
-from .index import ContextMeter, HistoryIndex
+from .index import ContextMeter, MessageIndex
 from .layer import CompactionKind, Layer, LayerContext
 from .micro import MicroCompact, MicroSettings, micro_compact
 from .pipeline import LAYERS, Compactor
@@ -39,6 +39,6 @@ from .tokens import estimate_tokens
 
 __all__ = ["tool_result_budget", "snip_compact", "snip_to_transcript", "micro_compact", "compact_history",
            "reactive_compact", "estimate_tokens", "Compactor", "ContextMeter", "SummaryFailed", "SummaryJob",
-           "MAX_REACTIVE_RETRIES", "safe_cuts", "unseen_start", "Continuity", "HistoryIndex", "CompactionKind",
+           "MAX_REACTIVE_RETRIES", "safe_cuts", "unseen_start", "Continuity", "MessageIndex", "CompactionKind",
            "Layer", "LayerContext", "LAYERS", "ToolResultBudget", "BudgetSettings", "SnipCompact", "SnipSettings",
            "MicroCompact", "MicroSettings"]

@@ -17,7 +17,7 @@ continuity.py, from what s08 recorded — never by how a text looks.
 
 from __future__ import annotations
 
-from history import blocks
+from messages import blocks
 
 
 def tool_names(messages: list[dict]) -> dict[str, str]:

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from config import PREVIEW_CHARS
-from events import Compaction, Emit, ignore
+from events import Compaction, CompactionKind, Emit, ignore
 from storage import PERSISTED_OPEN, TASK_OUTPUTS_DIR, persisted_block, relative, write_new_text
 from .boundaries import replace_blocks, result_text, tool_names
-from .layer import CompactionKind, LayerContext, SettingsLayer
+from .layer import LayerContext, SettingsLayer
 
 PREVIEW_OVERHEAD = 600          # chars of the <persisted-output> frame around the preview
 

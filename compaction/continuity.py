@@ -11,7 +11,7 @@ Every layer that removes messages (snip_compact, compact_history, reactive_compa
 puts these blocks in the message that stands where the removed ones were, so every typed message
 (within USER_MESSAGES_BUDGET) and every path the tools touched (within LEDGER_BUDGET) stays in the
 history the model sees — after any number of compactions, and after a resume (the session log
-records both; see session.py). Both budgets shrink with a small CONTEXT_LIMIT (to 40% and 10% of it;
+records both; see session/log.py). Both budgets shrink with a small CONTEXT_LIMIT (to 40% and 10% of it;
 the defaults, 20,000 and 4,000, are exactly that at the default 50,000), so what is kept never
 crowds out the conversation it is kept for.
 """
@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from history import STOP_MARKS, blocks
+from messages import STOP_MARKS, blocks
 from .ledger import WorkLedger
 from .user_messages import Typed, UserMessages
 

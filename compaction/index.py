@@ -10,8 +10,8 @@ The pipeline runs before every model call. Without this it would walk the whole 
 harmless at 50 messages, but the cost of a turn should not depend on how long the session has been.
 With it, a steady-state call costs the same at 200 and at 20,000 messages.
 
-Which messages changed is learned from the history itself when it can say (`SessionHistory`
-counts its changes; see session.py), otherwise by comparing with the list seen last (a C-level
+Which messages changed is learned from the history itself when it can say (`LoggedHistory`
+counts its changes; see session/log.py), otherwise by comparing with the list seen last (a C-level
 comparison that stops at the first difference; equal messages count as unchanged, since their facts
 are equal too). The contract this relies on, and which every layer keeps: a layer never mutates a
 message; it returns a new list in which every message it did not change is the same object.
@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from history import blocks
+from messages import blocks
 from .boundaries import result_text
-from .markers import PLACEHOLDER_PREFIX
-from .micro import MIN_CHARS, placeholder
+from .markers import MIN_CHARS, PLACEHOLDER_PREFIX, placeholder
 from .tokens import estimate_message, estimate_system, estimate_text, estimate_tools, usage_tokens
 
 
@@ -36,7 +35,7 @@ class ResultFact:
     saving: int | None  # tokens micro_compact would save by clearing it (None: it would not clear it)
 
 
-class HistoryIndex:
+class MessageIndex:
     def __init__(self, preserve: frozenset = frozenset(), min_chars: int = MIN_CHARS):
         self.preserve, self.min_chars = preserve, min_chars
         self.seen: list[dict] = []
@@ -128,8 +127,8 @@ class ContextMeter:
     """The prompt's size in tokens: the last response's usage (exact for everything it covered) plus
     estimates of what was added since; without a usage that still applies, estimates of everything."""
 
-    def __init__(self, index: HistoryIndex | None = None):
-        self.index = index or HistoryIndex()
+    def __init__(self, index: MessageIndex | None = None):
+        self.index = index or MessageIndex()
         self.covered, self.tokens = 0, 0
         self._fixed: tuple = (None, None, 0)       # (system, tools, their estimate)
 

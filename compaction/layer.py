@@ -17,41 +17,15 @@ pipeline then skips it for that call and says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from events import Emit, ignore
+from events import CompactionKind, Emit, ignore
 
 if TYPE_CHECKING:
     from .continuity import Continuity
-    from .index import HistoryIndex
+    from .index import MessageIndex
     from .window import Window
-
-
-class CompactionKind(str, Enum):
-    """What a Compaction event reports: a str (== its value), printed as its value; `.label` is the
-    name notices show. (enum.StrEnum would do, but s08 still runs on Python 3.10.)"""
-    TOOL_RESULT_BUDGET = "tool_result_budget"
-    SNIP_COMPACT = "snip_compact"
-    MICRO_COMPACT = "micro_compact"
-    AUTO_COMPACT = "auto_compact"
-    MANUAL_COMPACT = "manual_compact"
-    REACTIVE_COMPACT = "reactive_compact"
-    COMPACTED = "compacted"              # a summary replaced the history (auto or manual)
-    TRANSCRIPT = "transcript"            # the history was saved before a summary
-    FALLBACK = "fallback"                # the summary failed: cut without the model
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    @property
-    def label(self) -> str:
-        """How the screen names it: `[manual compact]`, `[auto_compact triggered]`."""
-        return "manual compact" if self is CompactionKind.MANUAL_COMPACT else self.value
 
 
 @dataclass
@@ -63,7 +37,7 @@ class LayerContext:
     workspace: Path
     continuity: Continuity
     window: Window
-    index: HistoryIndex
+    index: MessageIndex
     emit: Emit = ignore
     cold: bool = False
     snip_transcript: Path | None = None

@@ -21,19 +21,15 @@ before it walks the history; micro_compact is the same work as a plain function.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from events import Compaction, Emit, ignore
-from storage import SAVED_TO
+from events import Compaction, CompactionKind, Emit, ignore
 from .boundaries import replace_blocks, result_text, tool_names, unseen_start
-from .layer import CompactionKind, LayerContext, SettingsLayer
-from .markers import PLACEHOLDER_PREFIX
+from .layer import LayerContext, SettingsLayer
+from .markers import MIN_CHARS, PLACEHOLDER_PREFIX, placeholder
 from .tokens import estimate_text
 
-MIN_CHARS = 100
-_SAVED_PATH = re.compile(re.escape(SAVED_TO) + r"(\S+)")
 
 
 @dataclass(frozen=True)
@@ -65,12 +61,6 @@ class MicroCompact(SettingsLayer):
         if not count or saving < at_least:
             return messages             # what micro_compact would decide, without walking the history
         return micro_compact(messages, s.keep_recent, s.preserve, clear_at_least=at_least, emit=context.emit)
-
-
-def placeholder(tool_name: str, old_text: str) -> str:
-    saved = _SAVED_PATH.search(old_text[:2000])
-    suffix = f" — full output saved at {saved.group(1)}" if saved else ""
-    return f"{PLACEHOLDER_PREFIX}{tool_name}]{suffix}"
 
 
 def clearable_results(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,

@@ -12,7 +12,7 @@ enough. The cheap ones are LAYERS, in order (each one object, see layer.py): add
 one module plus one entry there. The Compactor holds what the layers need across calls, and keeps it
 when the settings change (`use_settings`):
   - the session's Continuity: the person's messages and the work ledger, which every cut keeps;
-  - the HistoryIndex (index.py): what each layer and the meter decide about a message is computed
+  - the MessageIndex (index.py): what each layer and the meter decide about a message is computed
     once for that message object, so a call's own work does not grow with the history;
   - the Window (window.py): CONTEXT_WINDOW or the one the API stated, and the limit it implies;
   - the CacheClock (window.py): a turn that starts after the prompt cache expired starts "cold" —
@@ -31,12 +31,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from events import Compaction, Emit, Notice, ignore
+from events import Compaction, CompactionKind, Emit, ignore, Notice
 from storage import SNIPPED, relative
 from .budget import BudgetSettings, ToolResultBudget, persist_outputs
 from .continuity import Continuity
-from .index import ContextMeter, HistoryIndex
-from .layer import CompactionKind, Layer, LayerContext
+from .index import ContextMeter, MessageIndex
+from .layer import Layer, LayerContext
 from .micro import MicroCompact, micro_compact
 from .snip import SnipCompact, snip_to_transcript
 from .summary import Summarize, SummaryFailed, SummaryJob, compact_history, input_budget, reactive_compact
@@ -66,7 +66,7 @@ class Compactor:
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
         self.window = Window(settings.context_limit, settings.context_window)
-        self.index = HistoryIndex(settings.preserved_tools)
+        self.index = MessageIndex(settings.preserved_tools)
         self.meter = ContextMeter(self.index)
         self.settings: Settings = settings
         self.use_settings(settings)
@@ -75,7 +75,7 @@ class Compactor:
         """New settings (a reloaded .env): the layers are built again from them; what the compactor
         learned about the session (continuity, index, window, clock, failures, snip transcript) stays."""
         if BudgetSettings.from_settings(settings) != BudgetSettings.from_settings(self.settings):
-            self.index = HistoryIndex(settings.preserved_tools)     # decisions that depend on these are redone
+            self.index = MessageIndex(settings.preserved_tools)     # decisions that depend on these are redone
             self.meter = ContextMeter(self.index)
         self.settings = settings
         self.layers: tuple[Layer, ...] = tuple(layer.from_settings(settings) for layer in LAYERS)

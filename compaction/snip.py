@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from events import Compaction, Emit, ignore
+from events import Compaction, CompactionKind, Emit, ignore
 from storage import SNIPPED, append_transcript, relative, reserve_transcript
 from .boundaries import safe_cuts
 from .continuity import Continuity
-from .layer import CompactionKind, LayerContext, SettingsLayer
+from .layer import LayerContext, SettingsLayer
 from .markers import SNIP_PREFIX
 from .tokens import estimate_tokens
 

@@ -23,13 +23,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from events import Compaction, Emit, ignore
-from history import blocks
+from events import Compaction, CompactionKind, Emit, ignore
+from messages import blocks
 from llm.contract import ErrorKind
 from storage import relative, write_transcript
 from .boundaries import safe_cuts, unseen_start
 from .continuity import Continuity
-from .layer import CompactionKind
 from .markers import COMPACTED_PREFIX, SUMMARY_PREFIX
 from .tokens import estimate_message, estimate_tokens
 

@@ -19,7 +19,7 @@ import json
 import math
 import re
 
-from history import blocks
+from messages import blocks
 from llm.usage import Usage
 
 ASCII_CHARS_PER_TOKEN = 3.5

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from history import blocks
+from messages import blocks
 from .tokens import estimate_text
 
 MIN_SHORT_TOKENS = 60            # below this a shortened copy says too little: the message is counted instead
@@ -79,7 +79,7 @@ class UserMessages:
             self._log({"t": "typed_saved", "i": index, "path": path})
 
     def apply(self, record: dict) -> None:
-        """Replay one logged record (see session.py)."""
+        """Replay one logged record (see session/log.py)."""
         if record["t"] == "typed":
             self.entries.append(Typed(record["text"]))
         elif record["t"] == "typed_saved" and 0 <= record["i"] < len(self.entries):

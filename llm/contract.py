@@ -4,7 +4,7 @@
     Provider.secrets()                               every credential value commands must never see
 
 A `Request` is the whole call (model, system, messages, tools, max_tokens, purpose); cache marks are
-already in it (prompt_cache.py: the conversation owns the cache policy, not the client). A
+already in it (loop/prompt_cache.py: the conversation owns the cache policy, not the client). A
 `ModelReply` holds plain, API-shaped dicts and one normalised `Usage` (llm/usage.py). A failure is an
 `LLMError` whose `kind` is one of the closed set `ErrorKind`; for PROMPT_TOO_LONG it carries the
 counted and the maximum tokens as numbers, parsed once by the provider, so nothing else reads

@@ -1,7 +1,7 @@
 """Which model answers: one name per provider, picked by the PROVIDER setting.
 
 Adding a provider is one module (a class with `stream(request, emit)` and `secrets()`, see
-llm/contract.py) plus one line here; config.py accepts every name in PROVIDERS.
+llm/contract.py) plus one line here; config.py's PROVIDER_NAMES lists the same names (config knows no provider class).
 """
 
 from __future__ import annotations

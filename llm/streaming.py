@@ -16,7 +16,7 @@ import time
 from typing import Callable, Iterator
 
 from events import Emit, Notice, RequestStarted, ResponseDone, Retrying
-from history import blocks as history_blocks
+from messages import blocks as history_blocks
 from llm.contract import ErrorKind, LLMError, ModelReply, Request
 from llm.reply import Accumulator
 from llm.usage import INPUT, Usage

@@ -6,7 +6,7 @@ SDK, rich, prompt_toolkit and s08's modules (once_per_worker.warm_up) — inside
 agent.py's `run()` where a new interpreter would have exec'd it. Everything after the imports is the
 real path: a real process on its own pseudo-terminal (session leader, controlling tty, Ctrl-C and
 resize from the terminal), its own argv, environment, working folder and standard streams, and the
-key handed over exactly as keyguard.py's re-exec hands it (the key never in the environment).
+key handed over exactly as access/keyguard.py's re-exec hands it (the key never in the environment).
 
 What a fork does not show — a new interpreter's imports, the key guard's own re-exec, what
 /proc/<pid>/environ says — is covered by the tests that start `python agent.py` for real
@@ -39,7 +39,7 @@ def run_agent_here(agent_path: str, args: list[str], env: dict[str, str]) -> Non
         for signum in (signal.SIGPIPE, signal.SIGXFSZ):   # as Python sets them at start (subprocess reset them)
             signal.signal(signum, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        from keyguard import handover_environ
+        from access.keyguard import handover_environ
         handed = handover_environ(env)    # what keyguard's re-exec would have started with
         env = handed[0] if handed else env
         os.environ.clear()

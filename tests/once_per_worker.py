@@ -106,7 +106,7 @@ def warm_up() -> None:
     import anthropic
     import app  # noqa: F401
     import cli  # noqa: F401
-    import keyguard  # noqa: F401
+    from access import keyguard as keyguard  # noqa: F401
     import ui.quiet  # noqa: F401
     import ui.repl  # noqa: F401
     from rich.console import Console

@@ -8,7 +8,7 @@ from commands import dispatch
 from conftest import base_env
 from events import Bus, Notice, ResponseDone, ToolFinished
 from helpers import make_app
-from session import load_session
+from session.log import load_session
 
 
 def test_the_bus_calls_every_subscriber_in_order():

@@ -216,9 +216,9 @@ def test_a_401_says_where_the_key_came_from(tmp_path, workspace, standin, monkey
 def test_continue_prefers_the_newest_interactive_session(tmp_path, workspace, standin, monkeypatch, capsys):
     import os
     import time
-    from session import SessionHistory, SessionLog, list_sessions
+    from session.log import LoggedHistory, SessionLog, list_sessions
     for origin, text, age in (("interactive", "typed at the prompt", 30), ("print", "from a script", 10)):
-        history = SessionHistory([], SessionLog(workspace, header={"origin": origin}))
+        history = LoggedHistory([], SessionLog(workspace, header={"origin": origin}))
         history.append({"role": "user", "content": text})
         history.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
         history.log.close()

@@ -12,7 +12,7 @@ import sys
 import pytest
 from rich.console import Console
 
-from approvals import Answer, Approvals, Request
+from approvals.policy import Answer, Approvals, Request
 from commands import help_entries
 from conftest import ROOT, base_env
 from events import HelpReport, ShowToolResult, ToolFinished, TurnStatus
@@ -69,7 +69,8 @@ def test_demo_counts_output_lines_without_the_exit_trailer():
 
 @pytest.mark.scripted
 def test_a_resume_counts_your_messages_and_the_model_calls(tmp_path, workspace, standin):
-    from session import list_sessions, load_session
+    from session.file import list_sessions
+    from session.replay import load_session
     standin.queue({"text": "one"}, {"text": "two"})
     app, _ = make_app(workspace, base_env(tmp_path, standin))
     app.turn("first")

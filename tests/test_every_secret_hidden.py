@@ -19,10 +19,11 @@ from pathlib import Path
 
 from hypothesis import assume, given, settings, strategies as st
 
-from access import Access
+from access.model_access import Access
+from access.login import logout
 from config import user_settings_file
 from conftest import base_env
-from credentials import store_key
+from access.credentials import store_key
 from events import Notice
 from redact import REDACTED, credential_values, redact
 from standin import StandIn
@@ -67,10 +68,10 @@ def test_under_demo_the_real_keys_are_hidden_from_the_model_and_the_session_log(
 @pytest.mark.scripted
 def test_resuming_a_demo_session_with_a_key_sends_no_key_of_an_older_log(tmp_path, workspace, standin):
     """A log written before every key was redacted (or planted): the resumed history hides them."""
-    from session import SessionHistory, SessionLog, load_session
+    from session.log import LoggedHistory, SessionLog, load_session
     environ = base_env(tmp_path, standin)
     write(user_settings_file(environ), f"ANTHROPIC_API_KEY={REAL}\n")
-    history = SessionHistory([], SessionLog(workspace, header={"model": "s08-demo", "origin": "interactive"}))
+    history = LoggedHistory([], SessionLog(workspace, header={"model": "s08-demo", "origin": "interactive"}))
     call = {"type": "tool_use", "id": "toolu_01abc", "name": "bash", "input": {"command": "cat ~/.config/s08/.env"}}
     history.extend([{"role": "user", "content": "show me"}, {"role": "assistant", "content": [call]},
                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01abc",
@@ -120,7 +121,7 @@ def test_access_knows_every_credential_and_keeps_what_it_saw(tmp_path, workspace
     store_key(access.user_file, "login-key-0008")
     access.pins.login("login-key-0008", str(access.user_file))
     assert "login-key-0008" in access.secrets()
-    access.logout(lambda e: None)
+    logout(access, lambda e: None)
     (workspace / ".env").write_text("")
     assert {"login-key-0008", "ws-key-0004"} <= set(access.secrets())     # once seen, hidden all session
     access.close()
@@ -173,7 +174,7 @@ def test_credential_values_reads_each_file_literally_and_skips_short_values(tmp_
 @pytest.mark.slow
 def test_an_exported_key_handed_over_by_the_key_guard_is_hidden_under_demo(tmp_path, workspace):
     """A real start: the key guard takes the exported key out of the environment before anything runs;
-    the set still holds it (keyguard.process_environ)."""
+    the set still holds it (config.process_environ)."""
     import subprocess
     import sys
     from conftest import AGENT

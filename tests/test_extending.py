@@ -12,7 +12,7 @@ import commands
 from commands import COMMANDS, command, dispatch, help_entries
 from config import Settings, describe_settings
 from events import HelpReport, Notice
-from loop import Agent
+from loop.agent_loop import Agent
 from test_commands import Recorder
 from tools import REGISTRY, tool_schemas
 
@@ -60,7 +60,7 @@ def test_every_setting_is_in_env_example():
 
 def test_every_registered_tool_has_a_schema_and_is_sent_to_the_model(tmp_path):
     agent = Agent(Settings(), tmp_path, None, lambda event: None)
-    sent = {schema["name"]: schema for schema in agent.tools}          # what loop.py sends as `tools`
+    sent = {schema["name"]: schema for schema in agent.tools}          # what loop/agent_loop.py sends as `tools`
     assert list(sent) == list(REGISTRY) and agent.tools == tool_schemas()
     for name, t in REGISTRY.items():
         schema = sent[name]["input_schema"]

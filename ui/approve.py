@@ -25,7 +25,7 @@ Keys that were typing are kept for the next prompt (the KeyWatcher's typed-ahead
 says so once. After "n" a reason may be typed — the prompt starts empty — and goes back to the model
 with the refusal; Esc is a plain no. Ctrl-C interrupts the turn: the call is not run. A file that
 configures commands (approvals.configures_commands) always asks: "s" is not offered for it. The
-policy itself is approvals.py.
+policy itself is approvals/policy.py.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import time
 from prompt_toolkit import PromptSession
 from rich.text import Text
 
-from approvals import Answer, Request
+from approvals.policy import Answer, Request
 from .diffview import change_lines
 from .sanitize import safe, safe_line
 from .keys import ESC_WAIT, quiet_attrs, take_pending

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from compaction.tokens import estimate_text
-from costs import READ_FACTOR, WRITE_1H_FACTOR, WRITE_FACTOR
+from session.costs import READ_FACTOR, WRITE_1H_FACTOR, WRITE_FACTOR
 from events import ContextReport, CostReport, HelpReport, MemoryReport, TurnStatus
 from .sanitize import safe, safe_line
 

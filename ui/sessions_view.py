@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from history import blocks
+from messages import blocks
 from redact import redact_url
 from .sanitize import safe_line
 from .toolview import summarize_input
@@ -93,7 +93,7 @@ def age(seconds: float) -> str:
 
 def session_lines(n: int, path: Path, width: int) -> list[Text]:
     """The picker's entry for one session: id, age, size, origin; the first and the last request."""
-    from session_replay import load_session
+    from session.replay import load_session
     try:
         loaded = load_session(path)
         mtime = path.stat().st_mtime

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import compaction.budget
-from compaction import (LAYERS, BudgetSettings, CompactionKind, Compactor, Continuity, HistoryIndex, LayerContext,
+from compaction import (LAYERS, BudgetSettings, CompactionKind, Compactor, Continuity, MessageIndex, LayerContext,
                         MicroSettings, SnipSettings, SummaryJob)
 from compaction.continuity import LEDGER_BUDGET, USER_MESSAGES_BUDGET
 from compaction.summary import CONTEXT_WINDOW, SUMMARY_MAX_TOKENS
@@ -50,7 +50,7 @@ def keeps_identity(before: list[dict], snapshot: list[dict], after: list[dict]) 
 
 
 def context_for(messages: list[dict], workspace, cold: bool = False) -> LayerContext:
-    index = HistoryIndex(SMALL.preserved_tools)
+    index = MessageIndex(SMALL.preserved_tools)
     index.sync(messages)
     return LayerContext(workspace, Continuity.from_history(messages, workspace),
                         Window(SMALL.context_limit, SMALL.context_window), index, cold=cold)

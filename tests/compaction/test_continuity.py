@@ -16,8 +16,8 @@ from compaction.markers import SNIP_PREFIX
 from compaction.user_messages import CARRY_LABEL, UserMessages, shortened
 from events import MemoryReport, Notice
 from helpers import Model, ask, call, is_summary_request, results, round_trip, say, user, user_texts
-from history import INTERRUPTED_MARK, add_user_text
-from session import SessionHistory, SessionLog, load_session
+from messages import INTERRUPTED_MARK, add_user_text
+from session.log import LoggedHistory, SessionLog, load_session
 from standin import validate_request
 
 VAGUE = ("The work went on.", "end_turn")
@@ -165,7 +165,7 @@ def test_the_second_compaction_keeps_what_the_first_recorded(workspace):
 # ---- the session log ----------------------------------------------------------------------------
 
 def test_the_session_log_rebuilds_the_continuity_exactly(workspace):
-    keep, history = Continuity(), SessionHistory([], SessionLog(workspace))
+    keep, history = Continuity(), LoggedHistory([], SessionLog(workspace))
     keep.connect(history.note)
     history.kept_state = lambda: [keep.snapshot()]
     for text in ("first", "second"):
@@ -183,7 +183,7 @@ def test_the_session_log_rebuilds_the_continuity_exactly(workspace):
 
 
 def test_a_catch_up_snapshot_carries_the_continuity_too(workspace):
-    keep, history = Continuity(), SessionHistory([], SessionLog(workspace))
+    keep, history = Continuity(), LoggedHistory([], SessionLog(workspace))
     keep.connect(history.note)
     history.kept_state = lambda: [keep.snapshot()]
     keep.typed_message("one")
@@ -199,7 +199,7 @@ def test_a_catch_up_snapshot_carries_the_continuity_too(workspace):
 
 
 def test_an_old_log_without_records_still_knows_what_was_typed(workspace):
-    history = SessionHistory([], SessionLog(workspace))
+    history = LoggedHistory([], SessionLog(workspace))
     history.append({"role": "user", "content": [
         {"type": "text", "text": "[compacted] The conversation so far was summarized."},
         {"type": "text", "text": "The user's first request, verbatim:\nbuild the thing"},
@@ -270,7 +270,7 @@ def test_after_three_compactions_the_request_holds_every_instruction_file_and_tr
 
 def test_agents_md_must_be_a_regular_file_inside_the_workspace(workspace, tmp_path):
     import os
-    from instructions import load_instructions
+    from loop.instructions import load_instructions
     (tmp_path / "secret.env").write_text("ANTHROPIC_API_KEY=sk-ant-not-for-the-prompt\n")
     os.symlink(tmp_path / "secret.env", workspace / "AGENTS.md")        # a repository can ship this link
     found = load_instructions(workspace)
@@ -285,7 +285,7 @@ def test_agents_md_must_be_a_regular_file_inside_the_workspace(workspace, tmp_pa
 
 
 def test_planted_continuity_records_stop_the_replay_instead_of_crashing(workspace):
-    history = SessionHistory([], SessionLog(workspace))
+    history = LoggedHistory([], SessionLog(workspace))
     history.append(user("hello"))
     history.log.close()
     planted = [{"t": "kept", "typed": [], "ledger": {"files": [["a", "b"]]}},

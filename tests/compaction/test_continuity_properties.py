@@ -28,7 +28,7 @@ from compaction.tokens import estimate_text
 from compaction.user_messages import CARRY_LABEL, NOTE_TOKENS
 from config import Settings
 from helpers import ask, call, phrases, results, say
-from history import add_user_text
+from messages import add_user_text
 from standin import validate_request
 
 WORDS = ["never", "touch", "legacy/", "keep", "tabs", "in", "the", "Makefile", "不要", "修改", "测试", "parser",

@@ -116,10 +116,10 @@ def test_summary_request_shares_the_conversation_prefix(app_for, standin):
 
 
 def test_price_table_and_override():
-    from costs import Tally, price_of
+    from session.costs import TokenTally, price_of
     assert price_of("claude-sonnet-4-6") == (3.0, 15.0) and price_of("claude-opus-4-5-20251101") == (5.0, 25.0)
     assert price_of("some-other-model") is None and price_of("some-other-model", "2,8") == (2.0, 8.0)
-    t = Tally()
+    t = TokenTally()
     t.add({"input_tokens": 1_000_000, "cache_creation_input_tokens": 1_000_000, "cache_read_input_tokens": 1_000_000,
            "output_tokens": 100_000})
     assert t.billed_input == 2_350_000 and abs(t.dollars((3.0, 15.0)) - (2.35 * 3 + 1.5)) < 1e-9
@@ -148,7 +148,7 @@ def test_the_summary_request_is_the_history_as_sent_even_when_micro_cleared_firs
 
 
 def test_prices_match_exact_or_dated_ids_only():
-    from costs import price_of
+    from session.costs import price_of
     assert price_of("claude-opus-4-5-20251101") == (5.0, 25.0)
     assert price_of("claude-opus-4-6") is None and price_of("claude-sonnet-4-7") is None
 

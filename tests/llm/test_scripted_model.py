@@ -171,15 +171,15 @@ def test_importing_the_seam_does_not_import_the_sdk():
 
 def test_one_hour_cache_writes_reach_the_usage_and_are_priced_at_twice_the_input():
     """The API's `cache_creation` split survives cleaning: /cost prices a one-hour write at 2×."""
-    from costs import Tally
-    from prompt_cache import cache_breakpoints
+    from session.costs import TokenTally
+    from loop.prompt_cache import cache_breakpoints
     model = ScriptedModel(script=[{"text": "ok"}])
     system, messages, _ = cache_breakpoints("You are a test. " * 400, [user("hi " * 800)], None, True, "1h")
     events = []
     reply = model.stream(request(messages, system=system), events.append)
     assert reply.usage.cache_write_1h == reply.usage.cache_write > 0
     assert Usage.of(reply.usage.to_api()) == reply.usage
-    tally = Tally()
+    tally = TokenTally()
     tally.add([e for e in events if isinstance(e, ResponseDone)][0].usage, price=(1.0, 0.0))
     assert tally.usd["writes"] == pytest.approx(2.0 * reply.usage.cache_write / 1_000_000)
 
@@ -201,3 +201,10 @@ def test_the_summary_call_retries_on_the_error_kind_not_on_its_wording():
     with pytest.raises(SummaryFailed):
         _ask(summarize_with(LLMError("The text is too long", ErrorKind.SERVER)), lambda share: share)
     assert shares == [1.0]
+
+
+def test_config_names_exactly_the_providers_there_are():
+    """config.py validates PROVIDER by name without importing the providers (no import circle)."""
+    from config import PROVIDER_NAMES
+    from llm.providers import PROVIDERS
+    assert set(PROVIDER_NAMES) == set(PROVIDERS)

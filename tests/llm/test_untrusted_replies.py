@@ -16,7 +16,7 @@ from broken_stream import BrokenServer, message
 from commands import dispatch
 from conftest import base_env
 from events import Notice, Retrying
-from history import tool_uses
+from messages import tool_uses
 from llm.errors import MAX_RETRY_AFTER, retry_after
 
 KEY = "sk-ant-api03-broken-endpoint-test-key-0123456789"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from plan_mode import PLAN_OFF, PLAN_ON
+from approvals.plan_mode import PLAN_OFF, PLAN_ON
 
 pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "

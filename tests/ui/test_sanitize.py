@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rich.console import Console
 
 from attacks import injected, raw_injections
-from approvals import Request
+from approvals.policy import Request
 from config import Settings
-from costs import Tally
+from session.costs import TokenTally
 from events import (Compaction, ContextReport, CostReport, HelpReport, Interrupted, Notice, RequestStarted,
                     ResponseDone, Retrying, ShowToolResult, TextDelta, ToolFinished, ToolOutput, ToolStarted, TurnStatus)
 from tools.preview import FileChange
@@ -97,7 +97,7 @@ def all_events(s: str) -> list:
         Retrying(1.0, s, 1, 2), Notice(s, "error"), Notice(s), Compaction(s, s), Compaction("x", "[" + s),
         TurnStatus(1, 2, 0.5, 0.1, True, s), ContextReport({"system": 1, "tools": 1, "messages": 1,
                                                             "tool results": 1}, 4, 10, 20),
-        CostReport(s, None, Tally(), Tally()), Interrupted(s),
+        CostReport(s, None, TokenTally(), TokenTally()), Interrupted(s),
     ]
 
 
@@ -141,7 +141,7 @@ def test_the_banner_the_resumed_view_help_and_the_approval_question(s, tmp_path)
     from compaction.user_messages import Typed
     typed = Continuity()
     typed.typed.entries = [Typed(s)]
-    loaded = SimpleNamespace(id=s, notices=[s, s], continuity=typed)
+    loaded = SimpleNamespace(id=s, notices=[s, s], continuity=typed, usages=[])
     app = SimpleNamespace(settings=settings_, workspace=Path(s.replace("\x00", "")), warnings=[s], demo=False,
                           approvals=SimpleNamespace(mode=s), resumed=loaded, messages=messages,
                           missing_key_message=lambda: s)

@@ -13,9 +13,9 @@ import pytest
 
 from conftest import AGENT
 from helpers import answer_question, user_texts
-from history import INTERRUPTED_MARK, NOT_STARTED_RESULT, SESSION_STOPPED_MARK
+from messages import INTERRUPTED_MARK, NOT_STARTED_RESULT, SESSION_STOPPED_MARK
 from screen import Screen
-from session import list_sessions, load_session
+from session.log import list_sessions, load_session
 
 pytestmark = [pytest.mark.pty, pytest.mark.slow]
 PROMPT = "s08 >> "

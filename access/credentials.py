@@ -1,0 +1,199 @@
+"""The user-level settings file, where /login keeps the key: `~/.config/s08/.env`.
+
+(`$XDG_CONFIG_HOME/s08/.env` when that is set; config.user_settings_file
+finds it.) The folder is created 0700 and the file 0600, and every change is
+written to a new file that replaces the old one in one rename, so the file is
+never half-written and never readable by others, not even for a moment.
+
+    store_key(path, key)       ANTHROPIC_API_KEY='<key>', other lines kept
+    remove_keys(path)          /logout: the key and token lines go, the rest stays
+    key_problem(key)           why a pasted text cannot be a key (None when it can)
+    stored_key(path)           the key /login stored there ("" when none)
+    mark_first_run_done(path)  the first-run question was answered: the file exists from now on
+
+Next to it, `trusted-endpoints` (same folder, also 0600) holds what the person agreed to use from a
+workspace's `.env` (access/folder_trust.py asks): the endpoint it names, and settings that relax approvals or
+move files outside the workspace. One JSON line per folder, {"folder": …, "url": …, "settings": {…}}.
+It is a file of its own, not lines in `.env`, because everything in `.env` is a setting (the Settings
+table) that any settings layer could supply — a consent must come only from here.
+
+    consent_file(path)                       the trusted-endpoints file next to the user-level file
+    agreed_values(path, folder)              NAME → value the person agreed to for `folder`
+    remember_values(path, folder, values)    record them (a name keeps only its newest value)
+    endpoint_agreed / remember_endpoint      the same for ANTHROPIC_BASE_URL alone
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+from config import SECRET_SETTINGS
+
+KEY_NAME = "ANTHROPIC_API_KEY"
+URL_NAME = "ANTHROPIC_BASE_URL"
+HEADER = ("# s08 user-level settings (see .env.example in the s08 repository for every setting).\n"
+          "# The environment and a workspace's .env take precedence over this file. /login stores your key\n"
+          "# here and /logout removes it.\n")
+KEY_CHARS = re.compile(r"[!-~]+")           # printable ASCII, no spaces
+NOT_IN_KEY = set("'\\\"")                   # would break the quoting in the file
+MIN_KEY, MAX_KEY = 8, 1000
+CONSENT_NAME = "trusted-endpoints"
+CONSENT_HEADER = ("# s08: what you agreed to use from a folder's .env (its endpoint, settings that relax approvals).\n"
+                  "# One JSON line per folder; delete a line (or the file) to be asked again.\n")
+MAX_CONSENT_BYTES = 1_000_000
+
+
+def key_problem(key: str) -> str | None:
+    """Why `key` cannot be stored as a key, in a few words (never repeating the key), or None."""
+    if not key:
+        return "it is empty"
+    if not KEY_CHARS.fullmatch(key) or NOT_IN_KEY & set(key):
+        return "it contains spaces, quotes, backslashes or characters that are not printable ASCII"
+    if not MIN_KEY <= len(key) <= MAX_KEY:
+        return f"it is {len(key)} characters long (a key has {MIN_KEY} to {MAX_KEY})"
+    return None
+
+
+def _setting_name(line: str) -> str:
+    stripped = line.strip()
+    if stripped.startswith("export "):
+        stripped = stripped[len("export "):].lstrip()
+    return stripped.split("=", 1)[0].strip() if "=" in stripped and not stripped.startswith("#") else ""
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+    except FileNotFoundError:
+        return []
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Replace `path` with `text`: folder 0700, file 0600 from the moment it exists, one rename."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def store_key(path: Path, key: str) -> Path:
+    """Put ANTHROPIC_API_KEY=<key> in the user-level file (replacing an earlier one); returns the path."""
+    problem = key_problem(key)
+    if problem:
+        raise ValueError(f"not stored: {problem}")
+    kept = [line for line in _lines(path) if _setting_name(line) != KEY_NAME]
+    if kept and not kept[-1].endswith("\n"):
+        kept[-1] += "\n"
+    # single quotes, and s08 reads its files with interpolation off: the key is taken literally
+    _write_private(path, ("".join(kept) or HEADER) + f"{KEY_NAME}='{key}'\n")
+    return path
+
+
+def remove_keys(path: Path) -> bool:
+    """Remove the key and token lines (the file stays, so the first-run question is not asked again).
+    True if there was one."""
+    lines = _lines(path)
+    kept = [line for line in lines if _setting_name(line) not in SECRET_SETTINGS]
+    if len(kept) == len(lines):
+        return False
+    _write_private(path, "".join(kept) or HEADER)
+    return True
+
+
+def stored_key(path: Path) -> str:
+    try:
+        return dotenv_values(path, interpolate=False).get(KEY_NAME) or ""
+    except OSError:
+        return ""
+
+
+def mark_first_run_done(path: Path) -> None:
+    """Create the user-level file (comments only) so the first-run question is not asked again."""
+    if not path.exists():
+        _write_private(path, HEADER)
+
+
+def consent_file(user_file: Path) -> Path:
+    return user_file.with_name(CONSENT_NAME)
+
+
+def _consents(user_file: Path) -> list[dict]:
+    """The recorded folders, each {"folder": …, "values": {NAME: value}}; none from a file that someone
+    else could have written."""
+    path = consent_file(user_file)
+    try:
+        st = path.stat()
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return []
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read(MAX_CONSENT_BYTES).splitlines()
+    except OSError:
+        return []
+    entries = []
+    for line in lines:
+        try:
+            entry = json.loads(line) if line.strip() and not line.startswith("#") else None
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("folder"), str):
+            continue
+        settings = entry.get("settings") if isinstance(entry.get("settings"), dict) else {}
+        values = {k: v for k, v in settings.items() if isinstance(k, str) and isinstance(v, str)}
+        if isinstance(entry.get("url"), str):
+            values[URL_NAME] = entry["url"]
+        entries.append({"folder": entry["folder"], "values": values})
+    return entries
+
+
+def agreed_values(user_file: Path, folder: Path) -> dict[str, str]:
+    """What the person agreed to use from `folder`'s .env: NAME → value."""
+    found = [e["values"] for e in _consents(user_file) if e["folder"] == str(folder)]
+    return found[-1] if found else {}
+
+
+def remember_values(user_file: Path, folder: Path, values: dict[str, str]) -> Path:
+    """Record that the person agreed to `values` for `folder`. A name keeps only its newest value, so
+    going back to an earlier one asks again. Returns the file's path."""
+    entries = _consents(user_file)
+    merged = {**agreed_values(user_file, folder), **values}
+    kept = [e for e in entries if e["folder"] != str(folder)] + [{"folder": str(folder), "values": merged}]
+    path = consent_file(user_file)
+    _write_private(path, CONSENT_HEADER + "".join(json.dumps(_line(e)) + "\n" for e in kept))
+    return path
+
+
+def _line(entry: dict) -> dict:
+    values = dict(entry["values"])
+    line = {"folder": entry["folder"]}
+    if URL_NAME in values:
+        line["url"] = values.pop(URL_NAME)
+    if values:
+        line["settings"] = values
+    return line
+
+
+def endpoint_agreed(user_file: Path, folder: Path, url: str) -> bool:
+    return agreed_values(user_file, folder).get(URL_NAME) == url
+
+
+def remember_endpoint(user_file: Path, folder: Path, url: str) -> Path:
+    return remember_values(user_file, folder, {URL_NAME: url})

@@ -1,0 +1,251 @@
+"""Approvals: which tool calls run at once and which need the person's yes. Policy only, no printing.
+
+    APPROVAL_MODE   default     read-only tools and read-only commands run; every other command and
+                                every file change is shown and asked about
+                    auto_edit   file changes (always inside the workspace) run too; other commands ask
+                    yolo        nothing asks
+                    plan        nothing changes: read-only tools and read-only commands run, every other
+                                call is refused without asking (the model is told it is planning:
+                                plan_mode.py), whatever was allowed before
+    ALLOW_COMMANDS  command prefixes that run without asking, e.g. `pytest,npm test,git diff`
+
+A command runs without asking only when each of its simple commands is read-only
+(approvals/read_only.py) or starts with an allowed prefix and passes the same structural checks (no
+expansion, no redirection to a file, no option known to make that program write elsewhere or run
+other code: approvals/wrappers.py). Wrappers (`timeout`, `xargs`, `nice`…) are seen through, and reserved
+words (`for`, `do`, `if`…) are not commands: neither is ever offered or remembered as a prefix.
+Files that configure the programs commands run (`.git/`, `.gitattributes`, `.envrc`, shell startup
+files…) ask before every change in default and auto_edit, whatever was answered before.
+
+The loop calls `Approvals.review(call, change, ask)` before each tool call. `ask` is the UI's
+callback (None in -p and piped modes, where nobody can answer: the call is refused with a tool
+error the model reads, and a notice says how to allow it). A "no" becomes a tool error too, with
+the person's reason. "Always" remembers a command prefix, or every command / every file change,
+for the rest of the session. The bash tool's guard against catastrophic commands applies in
+every mode; this is the guard for everything else bash can do.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from approvals.wrappers import NOT_SEEN_THROUGH, WRAPPERS, command_prefix, dangerous, matches, unwrap
+from config import APPROVAL_MODES as MODES
+from approvals.read_only import read_only
+from approvals.shell import ASSIGNMENT, Simple, parse_allow_list, split_command  # noqa: F401  (re-exported)
+
+READ_ONLY_TOOLS = {"read_file", "compact"}
+# Shift-Tab's order; yolo is in it only when the session started in yolo (--yolo, or the setting)
+CYCLE = ("default", "auto_edit", "plan")
+PLAN_REFUSAL = ("Not run: plan mode is on, so nothing may change — only read_file and commands that only read "
+                "(ls, cat, grep, git status/diff/log, …) run. Do not retry it: finish the plan and present it; the "
+                "person switches plan mode off (Shift-Tab) to let you carry it out.")
+FILE_TOOLS = {"write_file", "edit_file"}
+WRAPPED_IN_PREFIX = set(WRAPPERS) | NOT_SEEN_THROUGH
+CONFIG_FOLDERS = {".git": "git runs the programs its config and hooks name",
+                  ".hg": "Mercurial runs the hooks its hgrc names",
+                  ".vscode": "the editor runs the tasks and programs its settings name"}
+CONFIG_FILES = {".gitattributes": "it picks the filters and diff programs git runs",
+                ".gitconfig": "git runs the programs it names",
+                ".hgrc": "Mercurial runs the hooks it names",
+                ".envrc": "direnv runs it when a shell enters the folder",
+                **{name: "a shell runs it when it starts" for name in (
+                    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
+                    ".zprofile", ".zlogin")}}
+
+
+def configures_commands(path: str) -> str:
+    """Why a write to `path` (relative to the workspace) could make a later command run code, or ""."""
+    parts = [p.lower() for p in posixpath.normpath(path.replace("\\", "/")).split("/") if p not in ("", ".")]
+    for part in parts:
+        if part in CONFIG_FOLDERS:
+            return CONFIG_FOLDERS[part]
+    if parts and parts[-1] in CONFIG_FILES:
+        return CONFIG_FILES[parts[-1]]
+    if "/.config/git/" in "/" + "/".join(parts) + "/":
+        return "git runs the programs it names"
+    return ""
+
+
+def _plain(part: Simple) -> bool:
+    """No redirection to a file, no expansion, no assignment in front, not a loop's header."""
+    return not (part.writes or part.header or any(part.opaque) or not part.words or ASSIGNMENT.match(part.words[0]))
+
+
+def _seen_through(part: Simple):
+    """The words a part really runs (wrappers seen through), or None when it cannot be judged by them."""
+    seen = unwrap(part.words, part.lead_glob) if _plain(part) else None
+    return seen if seen is not None and seen[0] else None
+
+
+def permitted(part: Simple, allowed: tuple) -> bool:
+    """Does an allowed prefix cover this part (with no dangerous option, nothing the checks cannot see)?
+    A prefix that itself starts with a wrapper (`sudo apt` in ALLOW_COMMANDS) matches the words as written."""
+    if _plain(part) and any(p.split()[0] in WRAPPED_IN_PREFIX and matches(part.words, p) for p in allowed):
+        return True
+    seen = _seen_through(part)
+    if seen is None:
+        return False
+    words, globs, open_arguments = seen
+    return any(matches(words, p) and not dangerous(words, globs, len(p.split()), open_arguments) for p in allowed)
+
+
+def offered_prefix(part: Simple) -> str:
+    """The prefix "always" would remember for a part that asks, or "" if remembering one would not be
+    safe or would not make this part run next time."""
+    seen = _seen_through(part)
+    if seen is None:
+        return ""
+    words, globs, open_arguments = seen
+    prefix = command_prefix(words)
+    return "" if not prefix or dangerous(words, globs, len(prefix.split()), open_arguments) else prefix
+
+
+@dataclass
+class Request:
+    """A tool call that needs the person's answer; `prefixes` are what "always" would allow."""
+    tool: str
+    kind: str                      # "command" or "edit"
+    command: str = ""
+    change: object = None          # tools.preview.FileChange for write_file / edit_file
+    prefixes: tuple = ()
+    sensitive: str = ""            # a file that configures commands: why it always asks
+
+
+@dataclass
+class Answer:
+    allow: bool
+    scope: str = "once"            # "once", "prefix" (the request's prefixes) or "session"
+    reason: str = ""
+
+
+@dataclass
+class Refusal:
+    """The tool error returned instead of running a call, the one line to show where nobody was asked
+    (or ""), and a few words for the person's screen."""
+    result: str
+    notice: str = ""
+    shown: str = "not run"
+    reason: str = ""               # what the person typed when they said no
+
+
+def _how_to_allow(request: Request, args) -> str:
+    """The one line -p and piped modes show for a refused call."""
+    if request.kind == "edit":
+        path = str((args or {}).get("path", "")) if isinstance(args, dict) else ""
+        if request.sensitive:
+            return (f"[approval needed] {request.tool} {path[:80]} was not run: s08 asks before every change to "
+                    f"it ({request.sensitive}); only --yolo runs it without asking")
+        return (f"[approval needed] {request.tool} {path[:80]} was not run: allow file changes with "
+                "--approval-mode auto_edit (or APPROVAL_MODE=auto_edit), or everything with --yolo")
+    lines = request.command.strip().splitlines() or [""]
+    shown = lines[0][:80] + (" …" if len(lines) > 1 or len(lines[0]) > 80 else "")
+    allow = f"ALLOW_COMMANDS={','.join(request.prefixes)} in ~/.config/s08/.env, or " if request.prefixes else ""
+    return f"[approval needed] bash `{shown}` was not run: allow it with {allow}--yolo"
+
+
+class Approvals:
+    """The session's policy: the mode, the allowed prefixes, and what the person said "always" to."""
+
+    def __init__(self, mode: str = "default", allow_commands: tuple = ()):
+        if mode not in MODES:
+            raise ValueError(f"APPROVAL_MODE must be one of {', '.join(MODES)}")
+        self.mode, self.allow_commands = mode, tuple(allow_commands)
+        self.cycle_modes = CYCLE + (("yolo",) if mode == "yolo" else ())
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop the "always" answers (a new session)."""
+        self.prefixes: set[str] = set()
+        self.all_commands = self.all_edits = False
+
+    def summary(self) -> str:
+        """The mode, and what the person allowed for the session ("default + every command, `npm test`");
+        in plan mode only the mode (nothing it allowed applies there)."""
+        if self.mode == "plan":
+            return "plan (read only)"
+        grants = (["every command"] if self.all_commands else []) + (["every file change"] if self.all_edits else [])
+        prefixes = sorted(self.prefixes)
+        grants += [f"`{p}`" for p in prefixes] if len(prefixes) <= 2 else [f"{len(prefixes)} commands"]
+        return self.mode + (" + " + ", ".join(grants) if grants else "")
+
+    def cycle(self) -> str:
+        """The next mode (Shift-Tab in the REPL): default → auto_edit → plan → default, with yolo after
+        plan only when the session started in yolo (it is never entered by a stray key otherwise)."""
+        modes = self.cycle_modes
+        self.mode = modes[(modes.index(self.mode) + 1) % len(modes)] if self.mode in modes else modes[0]
+        return self.mode
+
+    def plan_refuses(self, name: str, args) -> bool:
+        """In plan mode: would this call change anything (so it is refused)?"""
+        if name in READ_ONLY_TOOLS:
+            return False
+        if name in FILE_TOOLS:
+            return True
+        if name != "bash":
+            return False                 # unknown tools are refused by the registry anyway
+        command = str(args.get("command", "")) if isinstance(args, dict) else ""
+        parts = split_command(command)
+        return parts is None or not all(read_only(p) for p in parts)
+
+    def needs_approval(self, name: str, args, where: str = "") -> Request | None:
+        """None when the call may run now; otherwise what to ask. `where`: a file tool's path as it
+        resolves in the workspace (links followed), if known."""
+        if self.mode == "yolo" or name in READ_ONLY_TOOLS:
+            return None
+        if name in FILE_TOOLS:
+            path = str(args.get("path", "")) if isinstance(args, dict) else ""
+            why = configures_commands(path) or configures_commands(where)
+            if why:
+                return Request(name, "edit", sensitive=why)
+            return None if self.mode == "auto_edit" or self.all_edits else Request(name, "edit")
+        if name != "bash":
+            return None                  # unknown tools are refused by the registry anyway
+        command = str(args.get("command", "")) if isinstance(args, dict) else ""
+        if self.all_commands or not command.strip():
+            return None
+        parts = split_command(command)
+        if parts is None:
+            return Request(name, "command", command)
+        allowed = self.allow_commands + tuple(sorted(self.prefixes))
+        waiting = [p for p in parts if not read_only(p) and not permitted(p, allowed)]
+        if not waiting:
+            return None
+        offers = [offered_prefix(p) for p in waiting]
+        prefixes = tuple(dict.fromkeys(offers)) if all(offers) else ()
+        return Request(name, "command", command, prefixes=prefixes)
+
+    def remember(self, request: Request, answer: Answer) -> None:
+        if answer.scope == "session":
+            if request.kind == "edit":
+                self.all_edits = True
+            else:
+                self.all_commands = True
+        elif answer.scope == "prefix":       # only what command_prefix itself would offer: never `for`, `xargs`
+            self.prefixes.update(p for p in request.prefixes if p and command_prefix(p.split()) == p)
+
+    def review(self, name: str, args, change, ask, where: str = "") -> Refusal | None:
+        """None: run the call. A Refusal: return its text to the model as a tool error instead.
+        `where`: a file tool's resolved path (tools.preview.target_path)."""
+        if self.mode == "plan":
+            if not self.plan_refuses(name, args):
+                return None
+            notice = f"[plan mode] {name} was not run: plan mode allows only reading" if ask is None else ""
+            return Refusal(PLAN_REFUSAL, notice, "not run: plan mode (only reading)")
+        request = self.needs_approval(name, args, where or getattr(change, "path", "") or "")
+        if request is None:
+            return None
+        request.change = change
+        if ask is None:
+            return Refusal(f"Not run: this {name} call needs the person's approval (APPROVAL_MODE={self.mode}) "
+                           "and nobody can be asked in this non-interactive run. Do not retry it; say what you "
+                           "wanted to do instead.", _how_to_allow(request, args), "not run: it needs approval")
+        answer = ask(request)
+        if answer.allow:
+            self.remember(request, answer)
+            return None
+        reason = answer.reason.strip()
+        return Refusal(f"The user declined this {name} call; it was not run."
+                       + (f" Their reason: {reason}" if reason else " Ask them how to proceed if it is unclear."),
+                       shown="not run: you said no" + (f" ({reason})" if reason else ""), reason=reason)

@@ -1,0 +1,257 @@
+"""The agent loop: model call → tools → model call … until the model stops asking for tools.
+
+    run_turn(messages, text, agent)
+      └─ agent_loop(messages, agent)
+           ├─ messages[:] = compactor.prepare(messages)  # the four-layer pipeline, before every call
+           ├─ reply = agent.ask_model(messages)          # text streams out as events
+           │     └─ ErrorKind.PROMPT_TOO_LONG → reactive compaction, retry once
+           ├─ messages.append(assistant reply)
+           ├─ run every tool_use in order (each one approved first) → one user message of tool_results
+           │     (loop/tool_round.py)
+           └─ the compact tool asked? → compact now (once per turn), carry on from the summary
+
+`messages` is one list of plain dicts, changed in place. It is valid for the
+API after every step, and again after Ctrl-C or an error at any point:
+unanswered tool calls get an "interrupted" result, a half-streamed answer is
+never appended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from approvals.policy import Approvals
+from loop.big_input import fit_input
+from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity
+from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying
+from messages import INTERRUPTED_MARK, add_user_text, clean_text, close_dangling_tool_uses, text_of
+from messages import blocks as history_blocks
+from loop.instructions import changed as instructions_changed, load_instructions
+from llm import KNOWN_STOP_REASONS, ErrorKind, LLMError, ModelReply, Provider, Request
+from loop.prompt_cache import CacheMarks
+from redact import secret_values
+from loop.tool_round import run_tools
+from tools import ToolContext, tool_schemas
+
+MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
+MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
+
+SYSTEM_PROMPT = """You are s08, a coding agent working in a terminal, in the workspace {workspace}.
+Use the tools to read, write and edit files and to run commands there; file paths are relative to the
+workspace. Read before you edit. Keep answers short: the person reads them in a terminal.
+Very large tool outputs are saved under .task_outputs/ and replaced by a preview with the file's path.
+Older parts of a long conversation may be compacted: the message that replaces them holds a summary, a
+work ledger s08 keeps from the tool calls (files, commands, transcripts) and the user's own messages
+verbatim; the whole conversation is saved under .transcripts/, where read_file or grep finds any detail."""
+
+
+@dataclass
+class Agent:
+    """Everything one session needs: settings, the model (a Provider, llm/contract.py; None: no usable
+    one), the tools' context, the compactor, where events go, the approval policy and how to ask the
+    person (None: nobody can be asked). The prompt-cache marks are the conversation's (loop/prompt_cache.py)."""
+
+    settings: object
+    workspace: Path
+    provider: Provider | None
+    emit: Emit
+    tools: list[dict] = field(default_factory=tool_schemas)
+    base_system: str = ""
+    continuity: Continuity | None = None
+    compactor: Compactor | None = None        # an earlier agent's (settings reloaded): what it learned stays
+    approvals: Approvals = field(default_factory=Approvals)
+    ask: object = None
+    secrets: tuple | None = None              # every credential to redact; None: the provider's (or the settings')
+
+    def __post_init__(self):
+        self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
+        self.continuity = self.continuity or Continuity(workspace=self.workspace)
+        self.instructions = load_instructions(self.workspace)
+        self.cache_marks = CacheMarks()
+        if self.secrets is None:
+            self.secrets = self.provider.secrets() if self.provider is not None else secret_values(self.settings)
+        self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings, secrets=self.secrets)
+        if self.compactor is None:
+            self.compactor = Compactor(self.settings, self.workspace, self.summarize, self._emit,
+                                       self.system, self.tools, self.continuity)
+        else:
+            c = self.compactor
+            c.summarize, c.emit, c.system, c.tools, c.continuity = self.summarize, self._emit, self.system, \
+                self.tools, self.continuity
+            c.use_settings(self.settings)
+
+    def ask_model(self, messages: list[dict], purpose: str = "answer", emit: Emit | None = None,
+                  max_tokens: int | None = None) -> ModelReply:
+        """One model call with the conversation's system prompt and tools, and its cache marks."""
+        system = self.system
+        done = None
+        if self.settings.caching:
+            system, messages, done = self.cache_marks.mark(system, messages, purpose, self.cache_ttl())
+        request = Request(model=self.settings.model_id, system=system, messages=messages, tools=self.tools,
+                          max_tokens=max_tokens or self.settings.max_tokens, purpose=purpose)
+        reply = self.provider.stream(request, self.emit if emit is None else emit)
+        if done is not None:
+            done()
+        return reply
+
+    def cache_ttl(self) -> str:
+        """How long the prompt's cache breakpoints live (loop/prompt_cache.py): CACHE_TTL, where auto
+        follows how the person pauses (compaction/window.py)."""
+        ttl = self.settings.cache_ttl
+        return ttl if ttl != "auto" else self.compactor.cache.auto_ttl()
+
+    @property
+    def system(self) -> str:
+        """The system prompt: s08's own, then the project's instructions (AGENTS.md), if any."""
+        return self.base_system + self.instructions.prompt_section()
+
+    def _emit(self, event) -> None:
+        self.emit(event)      # late-bound: the UI may swap `emit` after construction
+
+    def begin_turn(self) -> None:
+        """A new user turn: project instructions changed on disk apply from now on."""
+        self.tool_ctx.compact_request, self.tool_ctx.compact_done = None, False
+        self.compactor.begin_turn(self.cache_ttl())
+        self.refresh_instructions()
+
+    def refresh_instructions(self) -> None:
+        """Read AGENTS.md (or CLAUDE.md) again if it changed on disk, and say so."""
+        if not instructions_changed(self.instructions, self.workspace):
+            return
+        before, self.instructions = self.instructions, load_instructions(self.workspace)
+        self.compactor.system = self.system
+        self.compactor.meter.forget()
+        name = (self.instructions.path or before.path).name
+        self.emit(Notice(f"[{name} {'changed' if self.instructions.path else 'removed'}: the project "
+                         "instructions in the system prompt are updated from this turn]", "info"))
+        if self.instructions.warning:
+            self.emit(Notice(self.instructions.warning, "warning"))
+
+    def summarize(self, request: list[dict]) -> tuple[str, str | None]:
+        """The summary call: the same system prompt and tools as the conversation (and no tool_choice,
+        which would invalidate the messages' cache), so the history's prefix is read from cache; the
+        instruction asks for no tool calls, and only the reply's text is used."""
+        def quiet(event):     # show the spinner and retries, not the summary's text
+            if isinstance(event, (RequestStarted, Retrying, ResponseDone)):
+                self.emit(event)
+        reply = self.ask_model(request, "summary", quiet, self.settings.summary_max_tokens)
+        return text_of({"content": reply.content}), reply.stop_reason
+
+
+@dataclass
+class TurnResult:
+    text: str = ""            # the final answer's text
+    ok: bool = True           # False when the turn ended on an error
+    interrupted: bool = False
+    error: str = ""
+
+
+def strip_trailing_space(messages: list[dict]) -> None:
+    """The API refuses a final assistant message whose text ends in whitespace; trim it (or drop a block
+    or message left empty)."""
+    content = history_blocks(messages[-1])
+    if content and content[-1].get("type") == "text":
+        text = content[-1].get("text", "").rstrip()
+        content = content[:-1] + ([{**content[-1], "text": text}] if text else [])
+        if content:
+            messages[-1] = {"role": "assistant", "content": content}
+        else:
+            messages[:] = list(messages)[:-1]
+
+
+def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
+    """One model call after the pipeline; a prompt too long gets reactive compaction and one retry."""
+    retries_left = MAX_REACTIVE_RETRIES
+    while True:
+        prepared = agent.compactor.prepare(messages)
+        if prepared is not messages:
+            messages[:] = prepared
+        try:
+            reply = agent.ask_model(messages)
+        except LLMError as err:
+            if err.kind is not ErrorKind.PROMPT_TOO_LONG or retries_left <= 0:
+                raise
+            retries_left -= 1
+            messages[:] = agent.compactor.reactive(messages, err.counted, err.maximum)
+            continue
+        if reply.stop_reason == "model_context_window_exceeded" and retries_left > 0:
+            retries_left -= 1     # the answer was cut by the window: drop it, compact, ask again
+            messages[:] = agent.compactor.reactive(messages)
+            continue
+        return reply
+
+
+def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
+    """Call the model and run its tools until it answers without tool calls; return the last reply."""
+    cut_off_rounds = pauses = 0
+    while True:
+        reply = _call_model(messages, agent)
+        if pauses and messages and messages[-1]["role"] == "assistant":
+            # the continuation of a paused turn extends the paused answer (as one assistant turn)
+            reply.content = history_blocks(messages[-1]) + reply.content
+            messages[-1] = {"role": "assistant", "content": reply.content}
+        elif reply.content:
+            messages.append({"role": "assistant", "content": reply.content})
+        agent.compactor.observe(messages, reply.usage)
+        calls = [b for b in reply.content if b.get("type") == "tool_use"]
+        if reply.stop_reason == "max_tokens":
+            cut_off_rounds += 1
+            agent.emit(Notice(f"[response cut off: reached MAX_TOKENS={agent.settings.max_tokens}"
+                              + ("" if calls else "; say \"continue\" to go on") + "]", "warning"))
+        else:
+            cut_off_rounds = 0
+        if reply.stop_reason == "refusal":
+            agent.emit(Notice("[the model declined to continue this request]", "warning"))
+        if reply.stop_reason == "model_context_window_exceeded":
+            agent.emit(Notice("[the answer was cut off by the model's context window]", "warning"))
+        if reply.stop_reason is not None and reply.stop_reason not in KNOWN_STOP_REASONS:
+            agent.emit(Notice(f"[the answer stopped for a reason s08 does not know: {reply.stop_reason}]", "warning"))
+        pauses = pauses + 1 if reply.stop_reason == "pause_turn" and not calls else 0
+        if 0 < pauses <= MAX_PAUSES:
+            if messages and messages[-1]["role"] == "assistant":
+                strip_trailing_space(messages)     # the API continues a paused turn from the answer sent back
+            continue
+        if pauses:
+            agent.emit(Notice(f"[the endpoint paused this turn {pauses} times in a row; say \"continue\" to go on]",
+                              "warning"))
+        if not calls:
+            return reply
+        run_tools(messages, calls, reply.incomplete_tool_ids, agent, reply.stop_reason == "max_tokens")
+        ctx = agent.tool_ctx
+        if ctx.compact_request is not None:
+            focus, ctx.compact_request, ctx.compact_done = ctx.compact_request, None, True
+            messages[:] = agent.compactor.compact(messages, focus)
+        if cut_off_rounds >= MAX_CUT_OFF_ROUNDS:
+            agent.emit(Notice(f"[stopped: {cut_off_rounds} replies in a row were cut off by MAX_TOKENS]",
+                              "error"))
+            return reply
+
+
+def run_turn(messages: list[dict], text: str | None, agent: Agent, note: str = "") -> TurnResult:
+    """One user turn. `text=None` re-runs the history as it is (/retry). `note`: s08's own words to the
+    model before the person's (plan_mode.py), not recorded as typed. Never raises for
+    Ctrl-C or a failed model call: the history is left valid and the reason is emitted."""
+    close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
+    agent.begin_turn()
+    text = clean_text(text) if text is not None else None
+    if text is not None and text.strip():
+        text = fit_input(text, agent.compactor.window.tokens, agent.workspace, agent.emit)
+        agent.continuity.typed_message(text)      # recorded as the person's, before it enters the history
+        add_user_text(messages, note)
+        add_user_text(messages, text)
+    try:
+        reply = agent_loop(messages, agent)
+        final = text_of({"content": reply.content}) if reply.content else ""
+        return TurnResult(text=final)
+    except KeyboardInterrupt:
+        close_dangling_tool_uses(messages)
+        add_user_text(messages, INTERRUPTED_MARK)
+        agent.emit(Interrupted())
+        return TurnResult(ok=False, interrupted=True, error="interrupted")
+    except LLMError as err:
+        close_dangling_tool_uses(messages)
+        hint = " — still too long after compaction; try /compact with a focus, or /clear" \
+            if err.kind is ErrorKind.PROMPT_TOO_LONG else ""
+        agent.emit(Notice(f"{err}{hint}", "error"))
+        return TurnResult(ok=False, error=str(err))

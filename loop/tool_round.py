@@ -1,0 +1,114 @@
+"""One round of tool calls: each approved (which may ask the person), run in order, its result in the
+history as soon as it exists.
+
+    run_tools(messages, calls, incomplete, agent, cut_off)
+
+The results go into one user message that grows (and into the session log with it); what the person
+typed when saying no follows the results, as their own words. On Ctrl-C the rest are answered as
+interrupted (the call that was running) or not run (the one being asked about, and those after it),
+so the history stays valid for the API.
+"""
+
+from __future__ import annotations
+
+import time
+
+from events import Notice, ToolFinished, ToolOutput, ToolStarted
+from messages import INTERRUPTED_RESULT, NOT_STARTED_RESULT, clean_text, tool_result
+from tools import ToolResult, run_tool
+from tools.preview import planned_change, target_path
+
+
+def _not_run(limit, cut_off: bool) -> str:
+    """The result of a call whose input never completed."""
+    if cut_off:
+        return (f"This call was cut off by the output limit (MAX_TOKENS={limit}) before its input was complete, "
+                "so it was not run. Retry with smaller pieces (e.g. write a large file in parts).")
+    return "The input of this call was not a valid JSON object (or was nested too deeply), so it was not run."
+
+
+def _declined(call: dict, refusal, agent, add, typed: list[dict]) -> None:
+    """The person (or the policy) said no: the refusal is the result; their words follow the results."""
+    if refusal.notice:
+        agent.emit(Notice(refusal.notice, "warning"))
+    reason = clean_text(refusal.reason).strip()
+    if reason:
+        typed.append({"type": "text", "text": reason})
+    content = agent.tool_ctx.redact(refusal.result)
+    add(tool_result(call["id"], content, True), call)
+    if reason:            # the person's own words: kept through every compaction, like a message
+        agent.continuity.typed_message(reason)
+    agent.emit(ToolFinished(call["id"], call["name"], content, True, 0.0, {"declined": refusal.shown},
+                            call.get("input")))
+
+
+def _approve(call: dict, agent):
+    """(refusal or None, the planned file change): the approval, which may ask the person."""
+    name, args = call["name"], call.get("input")
+    change = planned_change(agent.tool_ctx, name, args)
+    return agent.approvals.review(name, args, change, agent.ask, target_path(agent.tool_ctx, name, args)), change
+
+
+def _run_one(call: dict, agent) -> ToolResult:
+    """Run one approved call; its output streams out as ToolOutput events."""
+    agent.tool_ctx.progress = lambda text: agent.emit(ToolOutput(call["id"], agent.tool_ctx.redact(text)))
+    try:
+        return run_tool(call["name"], call.get("input"), agent.tool_ctx)
+    finally:
+        agent.tool_ctx.progress = None
+
+
+def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, cut_off: bool = True) -> None:
+    """Approve and execute calls in order. Each result enters the history (and the session log) as soon
+    as it exists, in one user message that grows; what the person typed when saying no follows the
+    results in that message, as their own words. On Ctrl-C the rest are answered as interrupted (the
+    call that was running) or not run (the one being asked about, and those after it)."""
+    results: list[dict] = []
+    typed: list[dict] = []
+
+    def add(result: dict, call: dict, meta: dict | None = None) -> None:
+        results.append(result)
+        agent.continuity.tool_done(call, result["content"], bool(result.get("is_error")), meta)
+        message = {"role": "user", "content": list(results) + typed}
+        if len(results) == 1:
+            messages.append(message)
+        else:
+            messages[-1] = message
+
+    limit = getattr(agent.settings, "max_tokens", "?")
+    running = asking = None
+    started = time.monotonic()
+    try:
+        for call in calls:
+            if call["id"] in incomplete:
+                add(tool_result(call["id"], _not_run(limit, cut_off), True), call)
+                continue
+            agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
+            asking = call
+            refusal, change = _approve(call, agent)
+            asking = None
+            if refusal is not None:
+                _declined(call, refusal, agent, add, typed)
+                continue
+            running, started = call, time.monotonic()      # the time shown is the tool's, not the question's
+            result = _run_one(call, agent)
+            content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
+            add(tool_result(call["id"], content, result.is_error), call, result.meta)
+            running = None
+            agent.emit(ToolFinished(call["id"], call["name"], content, result.is_error, time.monotonic() - started,
+                                    {**result.meta, "change": change}, call.get("input")))
+    except KeyboardInterrupt as exc:
+        partial, stopped = agent.tool_ctx.redact(getattr(exc, "partial", "")), len(results)
+        if running is not None:
+            agent.emit(ToolFinished(running["id"], running["name"], partial, True, time.monotonic() - started,
+                                    {"interrupted": True}, running.get("input")))
+        elif asking is not None:         # stopped at the question: it never started
+            agent.emit(ToolFinished(asking["id"], asking["name"], NOT_STARTED_RESULT, True, 0.0,
+                                    {"declined": "not run: interrupted at the question"}, asking.get("input")))
+        for call in calls[stopped:]:
+            if running is not None and call is calls[stopped]:       # the call that was running
+                note = INTERRUPTED_RESULT + (f"\nOutput before the interruption (tail):\n{partial}" if partial else "")
+            else:
+                note = NOT_STARTED_RESULT
+            add(tool_result(call["id"], note, True), call)
+        raise

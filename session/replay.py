@@ -1,0 +1,194 @@
+"""Reading a session log back: replaying its records into the history, the token totals, what the
+continuity keeps and the window the API stated (the records are listed in session/log.py).
+
+    load_session(path) -> LoadedSession    a torn last line dropped, the rest replayed
+    replay(lines)                          a bad record stops the replay until the next full snapshot,
+                                           so what is rebuilt is always a state that was real; the
+                                           result is made sendable (session/repair.py)
+    apply_record(messages, record)         one record's change of the history
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from compaction.continuity import Continuity
+from compaction.ledger import WorkLedger
+from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
+from compaction.tokens import usage_tokens
+from compaction.window import MIN_WINDOW
+from messages import blocks
+from llm.usage import clean_usage
+from session.repair import STOPPED_RESULT, make_sendable
+
+CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept")
+MODEL_CHARS = 200             # of a usage record's model name
+
+
+@dataclass
+class LoadedSession:
+    id: str
+    path: Path
+    messages: list[dict]
+    header: dict = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+    usages: list[tuple[dict, str, str]] = field(default_factory=list)   # (usage, purpose, model)
+    anchor: tuple[int, int] | None = None      # (messages covered, tokens) of the last usage still valid
+    unanswered: bool = False
+    continuity: Continuity = field(default_factory=Continuity)
+    window: int | None = None                  # the context window the API stated, if it did
+    repaired: bool = False                     # replay had to skip or fix something: resume writes a snapshot
+
+
+def _message_ok(m) -> bool:
+    return isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), (str, list))
+
+
+def _record_ok(r, length: int) -> bool:
+    """Is this record well-formed, and does it fit a history of `length` messages?"""
+    if not isinstance(r, dict):
+        return False
+    kind = r.get("t")
+    if kind == "append":
+        return _message_ok(r.get("m"))
+    if kind == "set":
+        return isinstance(r.get("i"), int) and 0 <= r["i"] < length and _message_ok(r.get("m"))
+    if kind == "extend":
+        return (isinstance(r.get("i"), int) and 0 <= r["i"] < length and isinstance(r.get("blocks"), list)
+                and all(isinstance(b, dict) for b in r["blocks"]))
+    if kind == "replace":
+        return (isinstance(r.get("keep"), int) and 0 <= r["keep"] <= length and isinstance(r.get("tail"), list)
+                and all(_message_ok(m) for m in r["tail"]))
+    if kind == "usage":
+        return isinstance(r.get("u"), dict) and isinstance(r.get("n"), int)
+    if kind == "typed":
+        return isinstance(r.get("text"), str)
+    if kind == "window":
+        return isinstance(r.get("tokens"), int) and r["tokens"] >= MIN_WINDOW
+    if kind == "typed_saved":
+        return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
+    if kind == "work":
+        return isinstance(r.get("w"), dict) and _work_ok(r["w"])
+    if kind == "kept":
+        return (isinstance(r.get("typed"), list) and WorkLedger.state_ok(r.get("ledger"))
+                and all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in r["typed"]))
+    return kind == "session"
+
+
+def _work_ok(w: dict) -> bool:
+    needed = {"file": ("path", "do"), "cmd": ("cmd", "end"), "saved": ("path", "what")}.get(w.get("k"))
+    turn = w.get("turn", 0)
+    return (needed is not None and all(isinstance(w.get(k), str) for k in needed)
+            and isinstance(turn, int) and not isinstance(turn, bool))
+
+
+def apply_record(messages: list[dict], record: dict) -> list[dict]:
+    """The history after one (checked) record: what an append, set, extend or replace did to it;
+    other records leave it as it was. Replaying a LoggedHistory's records this way gives the
+    history it held (tests/test_session_history.py)."""
+    kind = record["t"]
+    if kind == "append":
+        messages.append(record["m"])
+    elif kind == "set":
+        messages[record["i"]] = record["m"]
+    elif kind == "extend":
+        grown = messages[record["i"]]
+        messages[record["i"]] = {**grown, "content": blocks(grown) + record["blocks"]}
+    elif kind == "replace":
+        messages = messages[:record["keep"]] + record["tail"]
+    return messages
+
+
+def replay(lines: list[str]) -> LoadedSession:
+    """Rebuild the history (and the usage) from log lines. A record that is unreadable or does not fit
+    stops the replay until the next full snapshot, so what is rebuilt is always a state that was real."""
+    loaded = LoadedSession("", Path(), [])
+    messages, lost_at, skipped, recorded = [], None, 0, False
+    for n, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        snapshot = isinstance(record, dict) and record.get("t") == "replace" and record.get("keep") == 0
+        if lost_at is not None and not (snapshot and _record_ok(record, 0)):
+            skipped += 1
+            continue
+        if not _record_ok(record, len(messages)):
+            lost_at, skipped = n, 0
+            continue
+        if lost_at is not None:
+            loaded.notices.append(f"the session log is damaged at line {lost_at}; {skipped} record(s) after it "
+                                  "were skipped until a full snapshot")
+            lost_at = None
+        kind = record["t"]
+        if kind == "session":
+            loaded.header = record
+        messages = apply_record(messages, record)
+        if kind in ("set", "extend", "replace") and loaded.anchor and (record.get("i", record.get("keep", 0)) < loaded.anchor[0]):
+            loaded.anchor = None           # the prompt that usage measured was rewritten since
+        if kind == "window":
+            loaded.window = record["tokens"]
+        if kind in CONTINUITY_RECORDS:
+            loaded.continuity.apply(record)
+            recorded = True
+        if kind == "usage":
+            u = clean_usage(record["u"])
+            model = record.get("model") if isinstance(record.get("model"), str) else loaded.header.get("model")
+            model = model[:MODEL_CHARS] if isinstance(model, str) else ""      # older logs: the header's model
+            loaded.usages.append((u, "summary" if record.get("p") == "summary" else "answer", model))
+            loaded.anchor = (record["n"], usage_tokens(u)) if 0 < record["n"] <= len(messages) else None
+    if lost_at is not None:
+        loaded.notices.append(f"the session log is damaged at line {lost_at}; resumed the state before it "
+                              f"({skipped} later record(s) could not be used)")
+    loaded.repaired = bool(loaded.notices)
+    sendable, fixes = make_sendable(messages, STOPPED_RESULT)
+    if fixes:
+        loaded.notices += fixes
+        loaded.repaired = True
+    if loaded.anchor and (loaded.anchor[0] > len(sendable) or sendable[:loaded.anchor[0]] != messages[:loaded.anchor[0]]):
+        loaded.anchor = None
+    loaded.messages = sendable
+    if not recorded and sendable:          # a log from before s08 recorded what the person typed
+        loaded.continuity = Continuity.from_history(legacy_typed_texts(sendable))
+    return loaded
+
+
+LEGACY_PREFIXES = {"The user's first request, verbatim:\n": True, "The user's last request (already answered):\n": True,
+                   COMPACTED_PREFIX: False, SNIP_PREFIX: False, SUMMARY_PREFIX: False}
+
+
+def legacy_typed_texts(messages: list[dict]) -> list[dict]:
+    """An old log's history with the text older versions of s08 generated taken out (and the requests
+    they kept verbatim put back as plain text), so what remains is what the person typed."""
+    out = []
+    for m in messages:
+        if m.get("role") != "user":
+            out.append(m)
+            continue
+        kept = []
+        for b in blocks(m):
+            text = b.get("text", "") if b.get("type") == "text" else None
+            prefix = next((p for p in LEGACY_PREFIXES if text is not None and text.startswith(p)), None)
+            if prefix is None:
+                kept.append(b)
+            elif LEGACY_PREFIXES[prefix] and text[len(prefix):].strip():
+                kept.append({"type": "text", "text": text[len(prefix):]})
+        out.append({**m, "content": kept})
+    return out
+
+
+def load_session(path: Path) -> LoadedSession:
+    """Read a session log; a last line without its newline was cut off mid-write and is dropped."""
+    raw = path.read_bytes().decode("utf-8", errors="replace")
+    lines = raw.split("\n")
+    torn = lines.pop() if lines else ""           # "" when the file ends with a newline
+    loaded = replay([line for line in lines if line.strip()])
+    if torn.strip():
+        loaded.notices.insert(0, "dropped a half-written last line of the session log")
+        loaded.repaired = True
+    loaded.id, loaded.path = path.stem, path
+    return loaded
+
+
