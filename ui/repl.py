@@ -183,8 +183,8 @@ def run_repl(app, debug: bool = False) -> int:
             # as a question appeared is never sent by itself
             default = "\n".join([*lines, rest] if rest else lines)
             try:
-                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, pre_run=warm))
-                warm = None
+                pre_run, warm = warm, None          # the first prompt only, even if Ctrl-C ends it
+                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, pre_run=pre_run))
             except KeyboardInterrupt:
                 if state["empty"] and not hinted:
                     with _between_prompts():
