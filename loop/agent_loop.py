@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from approvals.policy import Approvals
+from loop.environment import environment_section
 from loop.big_input import fit_input
 from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying
@@ -65,7 +66,9 @@ class Agent:
     secrets: tuple | None = None              # every credential to redact; None: the provider's (or the settings')
 
     def __post_init__(self):
-        self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
+        # s08's own text, then the environment as it is now (loop/environment.py): once per session
+        self.base_system = self.base_system or (SYSTEM_PROMPT.format(workspace=self.workspace)
+                                                + environment_section(self.workspace))
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
         self.instructions = load_instructions(self.workspace)
         self.cache_marks = CacheMarks()
