@@ -5,6 +5,7 @@
                     {"type": "init", "session_id", "model", "workspace", "approval_mode", "tools"}
                     {"type": "text", "text"}                      a piece of the answer as it streams
                     {"type": "tool_use", "id", "name", "input"}   a tool call starts
+                    {"type": "tool_output", "id", "text"}         a running command's output (redacted)
                     {"type": "tool_result", "id", "name", "is_error", "content", "seconds", "exit_code"?}
                     {"type": "compaction", "layer", "message"}
                     {"type": "retry", "delay", "reason", "attempt", "max_attempts"}
@@ -28,7 +29,8 @@ import json
 import sys
 import time
 
-from events import (Compaction, Interrupted, Notice, ResponseDone, Retrying, TextDelta, ToolFinished, ToolStarted)
+from events import (Compaction, Interrupted, Notice, ResponseDone, Retrying, TextDelta, ToolFinished, ToolOutput,
+                    ToolStarted)
 from .quiet import QuietRenderer
 
 FORMATS = ("text", "json", "stream-json")
@@ -60,6 +62,8 @@ class JsonEvents:
             self._out({"type": "text", "text": event.text})
         elif isinstance(event, ToolStarted):
             self._out({"type": "tool_use", "id": event.tool_use_id, "name": event.name, "input": event.input})
+        elif isinstance(event, ToolOutput):
+            self._out({"type": "tool_output", "id": event.tool_use_id, "text": event.text})
         elif isinstance(event, ToolFinished):
             record = {"type": "tool_result", "id": event.tool_use_id, "name": event.name, "is_error": event.is_error,
                       "content": event.content[:CONTENT_CHARS], "seconds": round(event.seconds, 3)}

@@ -150,3 +150,14 @@ def test_whatever_the_modes_and_calls_the_history_stays_valid_and_plan_mode_chan
         add_user_text(history, "next")
         validate_request({"model": "m", "max_tokens": 10, "messages": history})
     app.close()
+
+
+def test_print_mode_plans_with_approval_mode_plan(tmp_path, workspace, standin, monkeypatch, capsys):
+    from test_cli import run_main
+    standin.queue({"tool_calls": [{"name": "write_file", "input": {"path": "w.txt", "content": "x"}}]},
+                  {"text": "THE PLAN"})
+    env = base_env(tmp_path, standin)
+    code, out, err = run_main(["-p", "plan it", "--approval-mode", "plan"], env, workspace, monkeypatch, capsys)
+    assert code == 0 and out == "THE PLAN\n" and not (workspace / "w.txt").exists()
+    assert "[plan mode] write_file was not run" in err
+    assert last_user_texts(standin.requests[0]) == [PLAN_ON, "plan it"]
