@@ -47,7 +47,7 @@ def one_run(pause: float) -> tuple[float, float, list[float]]:
             for n in range(4):
                 server.queue({"text": f"hi-{n}-done"})
             start = time.monotonic()
-            child = pexpect.spawn(sys.executable, [os.environ.get("BENCH_AGENT", str(ROOT / "agent.py"))], cwd=str(ws), env=env,
+            child = pexpect.spawn(sys.executable, [str(ROOT / "agent.py")], cwd=str(ws), env=env,
                                   encoding="utf-8", dimensions=(50, 120), timeout=60)
             child.delaybeforesend = None
             child.expect_exact(PROMPT)
