@@ -125,7 +125,7 @@ def _continuation(width: int, line_number: int, wrap_count: int) -> str:
 
 
 def _mode_hint(app):
-    mode = app.approvals.summary()                 # with what the person allowed for the session
+    mode = app.approvals.mode
     return "" if mode == "default" else [("class:mode", f"approvals: {safe_line(mode)} (shift-tab)")]
 
 
