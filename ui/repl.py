@@ -137,7 +137,13 @@ def _warm_model(app):
     if warm is None:
         return None
     start = threading.Thread(target=warm, name="warm-model", daemon=True).start
-    return lambda: asyncio.get_running_loop().call_soon(start)
+
+    def after_drawing() -> None:
+        try:
+            asyncio.get_running_loop().call_soon(start)
+        except RuntimeError:                        # no loop running (another prompt_toolkit): start now
+            start()
+    return after_drawing
 
 
 @contextmanager
