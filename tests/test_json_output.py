@@ -23,6 +23,7 @@ def test_json_gives_the_answer_session_usage_and_cost(tmp_path, workspace, stand
                               monkeypatch, capsys)
     [result] = records(out)
     assert code == 0 and result["exit_code"] == 0 and result["subtype"] == "success" and not result["is_error"]
+    assert result["exit_reason"] == "completed"
     assert result["result"] == "FINAL ANSWER" and result["stop_reason"] == "end_turn"
     assert (workspace / ".sessions" / f"{result['session_id']}.jsonl").exists()
     assert result["model_calls"] == 2 and result["usage"]["output_tokens"] > 0 and result["usage"]["input_tokens"] > 0
@@ -56,6 +57,7 @@ def test_a_failed_run_keeps_its_exit_code_and_says_why(tmp_path, workspace, stan
                             monkeypatch, capsys)
     [result] = records(out)
     assert code == 1 and result["exit_code"] == 1 and result["is_error"] and result["subtype"] == "error"
+    assert result["exit_reason"] == "error"
     assert "401" in result["error"]
 
 
@@ -88,3 +90,10 @@ def test_stream_json_lines_come_while_the_run_goes_on(tmp_path, workspace, stand
     rest = [json.loads(line) for line in proc.stdout]
     assert proc.wait(timeout=30) == 0
     assert rest[-1]["type"] == "result" and rest[-1]["result"] == "STREAMED"
+
+
+def test_an_unknown_command_is_bad_input(tmp_path, workspace, standin, monkeypatch, capsys):
+    code, out, _ = run_main(["-p", "/frobnicate", "--output-format", "json"], base_env(tmp_path, standin),
+                            workspace, monkeypatch, capsys)
+    [result] = records(out)
+    assert code == 2 and result["exit_reason"] == "bad_input" and result["model_calls"] == 0

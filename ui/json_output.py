@@ -15,7 +15,7 @@
                   and last the result record.
 
 The result record: {"type": "result", "subtype": "success" | "error" | "interrupted", "is_error",
-"exit_code", "result" (the final answer's text), "error", "session_id", "model", "stop_reason" (of the
+"exit_code", "exit_reason" (completed, error, interrupted, bad_input), "result" (the final answer's text), "error", "session_id", "model", "stop_reason" (of the
 last answer: end_turn, max_tokens, refusal, …), "usage" (the session's tokens), "cost_usd" (null when
 the price is unknown), "model_calls", "compactions" (each {"layer", "message"}), "duration_s"}.
 
@@ -98,9 +98,11 @@ class JsonEvents:
         tally, log = app.ledger.session, app.messages.log
         interrupted = bool(getattr(result, "interrupted", False))
         failed = exit_code != 0
+        reason = ("interrupted" if interrupted else "bad_input" if exit_code == 2 else "error" if failed
+                  else "completed")
         write_json({
             "type": "result", "subtype": "interrupted" if interrupted else "error" if failed else "success",
-            "is_error": failed, "exit_code": exit_code,
+            "is_error": failed, "exit_code": exit_code, "exit_reason": reason,
             "result": getattr(result, "text", "") or "", "error": getattr(result, "error", "") or "",
             "session_id": log.id if log is not None else None, "model": app.settings.model_id,
             "stop_reason": self.stop_reason,
