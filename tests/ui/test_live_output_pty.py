@@ -122,3 +122,29 @@ def test_keys_typed_as_a_question_appears_wait_in_the_input_and_are_not_sent(rep
     child.expect_exact("SENT-BY-ME")
     child.expect_exact(PROMPT)
     assert user_texts(standin.requests[-1]["messages"])[-1] == "my own message"
+
+
+def test_the_small_things_at_100_columns(repl, workspace):
+    """The demo at 100 columns: the status line fits one row and shows an "every command" grant after
+    s; /help's rows line up; the demo counts a command's output lines right."""
+    (workspace / "only.txt").write_text("x")
+    child = repl(columns=100, args=("--demo",), approval_mode="default")
+    child.sendline("run touch made.txt")
+    child.expect_exact("every command this session")
+    answer_question(child, "s")
+    child.expect_exact("approvals default + every command")
+    child.expect_exact(PROMPT)
+    rows = screen_rows(child, 100)
+    status = [row for row in rows if "approvals default + every command" in row]
+    assert len(status) == 1 and status[0].startswith("demo model") and "context " in status[0]
+    child.sendline("run ls")
+    child.expect_exact("lines)")                                 # the demo's report of the output
+    child.expect_exact(PROMPT)
+    report = [row.strip() for row in screen_rows(child, 100) if "ok: made.txt" in row]
+    assert report == ["• ok: made.txt (2 lines)"]                 # made.txt and only.txt, not the exit code
+    child.sendline("/help")
+    child.expect_exact("Keys")
+    child.expect_exact(PROMPT)
+    rows = screen_rows(child, 100)
+    help_row, exit_row = next(r for r in rows if r.startswith("  /help ")), next(r for r in rows if "exit, q" in r)
+    assert help_row.index("show commands") == exit_row.index("leave")
