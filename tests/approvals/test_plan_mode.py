@@ -55,9 +55,11 @@ def test_the_policy_in_plan_mode():
                        ("bash", {"command": "cat a; rm -rf b"}), ("bash", {"command": "echo $(rm x)"})]:
         refusal = plan.review(name, args, None, never_asked)
         assert refusal is not None and refusal.result == PLAN_REFUSAL and "plan mode" in refusal.shown, args
+    assert plan.decide("bash", {"command": "ls"}, None, never_asked) == (None, "read-only")   # in the sandbox
     plan.all_commands = plan.all_edits = True                # what was allowed before does not apply
     plan.prefixes.add("touch")
     assert plan.review("bash", {"command": "touch a"}, None, never_asked) is not None
+    assert plan.decide("bash", {"command": "ls"}, None, never_asked) == (None, "read-only")   # still sandboxed
     assert plan.review("write_file", {"path": "a"}, None, None).notice.startswith("[plan mode]")   # -p says so
 
 
