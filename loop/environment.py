@@ -22,7 +22,7 @@ from pathlib import Path
 from messages import clean_text
 from redact import SECRET_SETTINGS
 
-GIT_TIMEOUT = 3.0            # seconds; a slow or huge repository leaves the git line out
+GIT_TIMEOUT = 2.0            # seconds (s08 waits for it at start); a slower repository: "not checked"
 STATUS_LINES = 20            # changed paths listed; the rest are counted
 LINE_CHARS = 200
 GIT_GUARDS = ("--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "safe.bareRepository=explicit")
