@@ -155,6 +155,8 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
                         "changes), auto_edit (commands only), yolo (never), plan (nothing may change: only "
                         "reading, while the model plans); overrides APPROVAL_MODE")
     parser.add_argument("--yolo", action="store_true", help="never ask (same as --approval-mode yolo)")
+    parser.add_argument("--model", default=None, metavar="NAME",
+                        help="the model to use (your choice, kept when the session is resumed; /model changes it)")
     parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
                         help="with -p: text (the answer), json (one result object at the end: answer, session "
                         "id, usage, cost, compactions, stop reason) or stream-json (one JSON event per line as it "
@@ -177,7 +179,7 @@ def _open_app(workspace: Path, args, origin: str):
     try:
         loaded = _pick_session(workspace, args) if args.cont or args.resume is not None else None
         return App(workspace, args.env_file, resume=loaded, demo=args.demo, origin=origin,
-                   approval_mode="yolo" if args.yolo else args.approval_mode)
+                   approval_mode="yolo" if args.yolo else args.approval_mode, model=args.model)
     except SessionBusy as exc:
         say_err(f"{exc}; close it there first, or pick another with --resume")
         return 1

@@ -183,6 +183,19 @@ class ClearScreen:
 
 
 @dataclass
+class SessionChoices:
+    """/resume: the sessions to choose from (paths of their logs, newest first)."""
+    paths: list
+
+
+@dataclass
+class SessionResumed:
+    """/resume: the App now holds this session (a LoadedSession) and its history."""
+    loaded: Any
+    messages: list
+
+
+@dataclass
 class Question:
     """Something only the person can decide (a changed endpoint, a key to store). Not emitted: the
     UI's `ask(question)` shows `text`, reads one line after `prompt` and returns it (None: no answer)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from approvals.policy import Approvals
 from loop.environment import environment_section
@@ -64,6 +65,7 @@ class Agent:
     approvals: Approvals = field(default_factory=Approvals)
     ask: object = None
     secrets: tuple | None = None              # every credential to redact; None: the provider's (or the settings')
+    checkpoints: Any = None                   # what files were before the file tools changed them (session/checkpoints.py)
 
     def __post_init__(self):
         # s08's own text, then the environment as it is now (loop/environment.py): once per session
@@ -231,10 +233,12 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             return reply
 
 
-def run_turn(messages: list[dict], text: str | None, agent: Agent, note: str = "") -> TurnResult:
-    """One user turn. `text=None` re-runs the history as it is (/retry). `note`: s08's own words to the
-    model before the person's (plan_mode.py), not recorded as typed. Never raises for
-    Ctrl-C or a failed model call: the history is left valid and the reason is emitted."""
+def run_turn(messages: list[dict], text: str | None, agent: Agent, attached: tuple[str, ...] = (),
+             note: str = "") -> TurnResult:
+    """One user turn. `text=None` re-runs the history as it is (/retry). Never raises for
+    Ctrl-C or a failed model call: the history is left valid and the reason is emitted. `attached`:
+    text blocks that follow the person's message (the files it mentions with @, loop/mentions.py);
+    `note`: s08's own words to the model before the person's (approvals/plan_mode.py), not typed."""
     close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
     agent.begin_turn()
     text = clean_text(text) if text is not None else None
@@ -243,6 +247,8 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent, note: str = "
         agent.continuity.typed_message(text)      # recorded as the person's, before it enters the history
         add_user_text(messages, note)
         add_user_text(messages, text)
+        for block in attached:
+            add_user_text(messages, block)
     try:
         reply = agent_loop(messages, agent)
         final = text_of({"content": reply.content}) if reply.content else ""

@@ -54,8 +54,8 @@ def test_each_command_answers_with_its_event(tmp_path, workspace):
     assert app.approvals.mode == "plan" and "only reading" in events[-1].text
     dispatch(app, "/plan off")
     assert app.approvals.mode == "yolo"                    # back to the mode it had (base_env's)
-    assert set(expected) | {"/clear", "/compact", "/login", "/logout", "/retry", "/plan", "/quit", "/timeline",
-                            "/clean"} == set(COMMANDS)
+    assert set(expected) | {"/clear", "/compact", "/login", "/logout", "/retry", "/plan", "/quit", "/timeline", "/clean",
+                            "/model", "/resume", "/undo", "/rewind"} == set(COMMANDS)   # the last four: test_habits.py
     app.close()
 
 

@@ -139,9 +139,12 @@ def memory_report(event: MemoryReport) -> Text:
     return out
 
 
-HELP_KEYS = ("  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands · Esc or Ctrl-C "
+HELP_KEYS = ("  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands and @paths · Esc or Ctrl-C "
              "interrupts the turn (Ctrl-C at the prompt clears the line) · Shift-Tab cycles the approval mode "
              "(default → auto_edit → plan, where nothing changes) · Ctrl-D exits")
+HELP_HABITS = ("  !cmd runs your own shell command (the model sees it with your next message) · @path attaches a "
+               "workspace file (Tab completes it) · /undo and /rewind cover write_file / edit_file, not shell "
+               "commands")
 
 
 def help_report(event: HelpReport) -> Text:
@@ -152,4 +155,5 @@ def help_report(event: HelpReport) -> Text:
     width = max(10, *(len(name) for name, _ in rows))
     for name, help_text in rows:
         out.append("\n").append(f"  {name:<{width}}", style="cyan").append(f" {help_text}")
-    return out.append("\n").append("Keys", style="bold").append(HELP_KEYS)
+    out.append("\n").append("Keys", style="bold").append(HELP_KEYS)
+    return out.append("\n").append("Typed", style="bold").append(HELP_HABITS)
