@@ -28,7 +28,7 @@ from commands import UNUSABLE
 from compaction import Continuity
 from config import missing_key_message
 from session.costs import CostTracker, price_of, with_model_window
-from access.credentials import consent_file
+from access.credentials import consent_file, endpoint_adaptations, remember_adaptation
 from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFinished, TurnStatus
 from messages import drop_interruption_marks
 from llm import make_provider
@@ -174,17 +174,33 @@ class App:
         # refused to write_file / edit_file: the settings and the endpoints the person agreed to
         self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
         self.agent.tool_ctx.sandbox = self.sandbox
+        self._adapt_to_endpoint()
         self._add_instructions_warning()
+
+    def _adapt_to_endpoint(self) -> None:
+        """What was learned about this endpoint in earlier sessions (credentials.endpoint_adaptations)."""
+        url, user_file = self.settings.base_url, self.access.user_file
+        self.agent.plain_form = "plain_system" in endpoint_adaptations(user_file, url)
+
+        def remember() -> str:
+            try:
+                return str(remember_adaptation(user_file, url, "plain_system"))
+            except OSError:
+                return ""
+        self.agent.remember_plain = remember
 
     def _rebuild(self) -> None:
         """New settings: a new model client and what reads the settings; the agent, its tools' context
         and the compactor's state stay."""
+        before_url = self.settings.base_url
         self._read_settings()
         agent = self.agent
         agent.settings, agent.provider, agent.approvals = self.settings, self._make_model(), self.approvals
         agent.tool_ctx.settings, agent.tool_ctx.secrets = self.settings, self.access.secrets()
         agent.tool_ctx.sandbox = self.sandbox          # rebuilt with the approvals (after a consent), else the same
         agent.compactor.use_settings(self.settings)
+        if self.settings.base_url != before_url:      # what was learned belongs to the endpoint
+            self._adapt_to_endpoint()
         self._add_instructions_warning()
 
     def _add_instructions_warning(self) -> None:
@@ -273,7 +289,8 @@ class App:
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
-                                 self.settings.caching, self.demo, self.approvals.summary()))
+                                 self.settings.caching and not self.agent.plain_form, self.demo,
+                                 self.approvals.summary()))
         return result
 
     @property

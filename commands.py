@@ -109,7 +109,7 @@ def _context(app, _arg: str) -> None:
     window = agent.compactor.window
     sandbox = getattr(app, "sandbox", None)
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
-                           sandbox.status() if sandbox is not None else ""))
+                           sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")

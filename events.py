@@ -133,6 +133,7 @@ class ContextReport:
     window: int
     window_source: str = "CONTEXT_WINDOW"     # or "learned from the API"
     sandbox: str = ""                         # the bash tool's sandbox in one line (tools.sandbox.Sandbox.status)
+    usage_doubt: str = ""                     # why the endpoint's usage is not trusted (compaction/pipeline.py)
 
 
 @dataclass

@@ -71,6 +71,8 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
     if event.sandbox:
         out.append("\n").append(safe_line(event.sandbox), style="yellow" if "every command asks" in event.sandbox
                                  else "dim")
+    if event.usage_doubt:
+        out.append("\n").append(safe_line(event.usage_doubt), style="yellow")
     return out
 
 
