@@ -4,6 +4,7 @@
                      -p (_run_once), piped input (_run_piped) or the REPL (ui.run_repl)
     _pick_session    the session --continue / --resume names
     _end_background  at exit: end the processes the agent's commands left running
+    s08 sessions / inspect / clean    handed to session/cli.py (saved sessions, no model)
 
 Heavy modules (the model SDK, rich, prompt_toolkit) are imported only after the arguments are
 parsed, so `--version` and `--help` answer at once.
@@ -15,11 +16,11 @@ import argparse
 import os
 import signal
 import sys
-import threading
 from pathlib import Path
 
 from commands import QUIT, UNKNOWN, UNUSABLE, dispatch
 from config import APPROVAL_MODES
+from session.cli import SUBCOMMANDS
 from version import __version__, program_name
 
 DESCRIPTION = "s08 — a terminal coding agent whose strength is context compaction."
@@ -49,6 +50,29 @@ def _run_once(app, prompt: str) -> int:
     if result.text:
         say_out(result.text)
     return 0 if result.ok else (130 if result.interrupted else 1)
+
+
+def _run_once_json(app, prompt: str, streaming: bool) -> int:
+    """-p with --output-format json / stream-json (ui/json_output.py): the same run and exit codes,
+    stdout holds JSON only."""
+    from ui.json_output import JsonEvents
+    events = JsonEvents(streaming)
+    app.set_emit(events)
+    _print_warnings(app)
+    if not prompt.strip():
+        from ui import say_err
+        say_err("the prompt is empty: give -p some text")
+        return 2
+    events.init(app)
+    result = dispatch(app, prompt)
+    if result in (UNKNOWN, UNUSABLE):
+        code = 2
+    elif result is None or result == QUIT:
+        code = 0
+    else:
+        code = 0 if result.ok else (130 if result.interrupted else 1)
+    events.result(app, result if hasattr(result, "ok") else None, code)
+    return code
 
 
 def _run_piped(app) -> int:
@@ -113,7 +137,9 @@ def _end_background(app) -> None:
 
 
 def _parser(prog: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog or program_name(), description=DESCRIPTION)
+    parser = argparse.ArgumentParser(prog=prog or program_name(), description=DESCRIPTION,
+                                     epilog="saved sessions: s08 sessions | s08 inspect [ID] [--event N] "
+                                            "[--html FILE] | s08 clean [--yes]")
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
     parser.add_argument("-c", "--continue", dest="cont", action="store_true",
@@ -126,8 +152,15 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
                         "instead of <workspace>/.env")
     parser.add_argument("--approval-mode", choices=APPROVAL_MODES, default=None,
                         help="when to ask before a tool call: default (commands that change things and file "
-                        "changes), auto_edit (commands only), yolo (never); overrides APPROVAL_MODE")
+                        "changes), auto_edit (commands only), yolo (never), plan (nothing may change: only "
+                        "reading, while the model plans); overrides APPROVAL_MODE")
     parser.add_argument("--yolo", action="store_true", help="never ask (same as --approval-mode yolo)")
+    parser.add_argument("--model", default=None, metavar="NAME",
+                        help="the model to use (your choice, kept when the session is resumed; /model changes it)")
+    parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
+                        help="with -p: text (the answer), json (one result object at the end: answer, session "
+                        "id, usage, cost, compactions, stop reason) or stream-json (one JSON event per line as it "
+                        "happens, the result last)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     demo = parser.add_mutually_exclusive_group()
     demo.add_argument("--demo", dest="demo", action="store_const", const="on",
@@ -146,7 +179,7 @@ def _open_app(workspace: Path, args, origin: str):
     try:
         loaded = _pick_session(workspace, args) if args.cont or args.resume is not None else None
         return App(workspace, args.env_file, resume=loaded, demo=args.demo, origin=origin,
-                   approval_mode="yolo" if args.yolo else args.approval_mode)
+                   approval_mode="yolo" if args.yolo else args.approval_mode, model=args.model)
     except SessionBusy as exc:
         say_err(f"{exc}; close it there first, or pick another with --resume")
         return 1
@@ -166,7 +199,15 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         from tools.background import enable_adoption
         keep_key_from_children()           # may re-exec this process without the key in its environment
         enable_adoption()
+    given = sys.argv[1:] if argv is None else argv
+    if given and given[0] in SUBCOMMANDS:          # s08 sessions / inspect / clean: logs and files only
+        from session.cli import main as session_main
+        return session_main(given, prog or program_name())
     args = _parser(prog).parse_args(argv)
+    if args.output_format != "text" and args.prompt is None:
+        from ui.quiet import say_err
+        say_err(f"--output-format {args.output_format} needs -p PROMPT")
+        return 2
     workspace = (args.workspace or Path(os.getcwd())).expanduser().resolve()
     if not workspace.is_dir():
         from ui.quiet import say_err
@@ -179,13 +220,12 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _stop_on_signal)
     try:
+        if args.prompt is not None and args.output_format != "text":
+            return _run_once_json(app, args.prompt, args.output_format == "stream-json")
         if args.prompt is not None:
             return _run_once(app, args.prompt)
         if not sys.stdin.isatty():
             return _run_piped(app)
-        if app.agent.provider is not None:    # the SDK's import (~1 s) overlaps the banner and the first prompt
-            from llm import preload_sdk
-            threading.Thread(target=preload_sdk, name="preload-sdk", daemon=True).start()
         from ui import run_repl
         return run_repl(app, debug=args.debug)
     except Exception as exc:  # noqa: BLE001 — never a traceback in -p or piped mode

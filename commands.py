@@ -5,7 +5,8 @@ line of help and a handler `fn(app, arg)`.
     def _name(app, arg): ...               returns None, or UNUSABLE when it needs the REPL
 
     dispatch(app, text)   one line of input: QUIT, a command (None, UNKNOWN or UNUSABLE), or a turn
-                          (its TurnResult). "//etc" sends "/etc" to the model.
+                          (its TurnResult). "//etc" sends "/etc" to the model; "!cmd" runs the
+                          person's own shell command (loop/own_command.py).
 
 Commands say everything through events (app.emit); the UI decides how it looks.
 """
@@ -15,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import app_habits
 from compaction.tokens import breakdown
-from events import ContextReport, CostReport, HelpReport, MemoryReport, Notice, ShowToolResult
+from events import (CleanReport, ContextReport, CostReport, HelpReport, MemoryReport, Notice, Question, ShowToolResult,
+                    TimelineReport)
 
 QUIT = "quit"
 UNKNOWN = "unknown command"
@@ -59,6 +62,8 @@ def dispatch(app, text: str):
         return QUIT
     if word.startswith("//"):
         return app.turn(text[1:])                    # "//etc" sends "/etc"
+    if text.startswith("!"):
+        return app_habits.run_own(app, text[1:])     # the person's own command: no model call (a TurnResult)
     if word.startswith("/") and "/" not in word[1:]:
         found = COMMANDS.get(word)
         if found is None:
@@ -90,6 +95,11 @@ def _compact(app, arg: str) -> None:
     app.compact(arg)
 
 
+@command("/plan", "plan mode on or off: only reading, the model plans (/plan on|off; Shift-Tab cycles the modes)")
+def _plan(app, arg: str) -> None:
+    app.set_plan_mode({"on": True, "off": False}.get(arg.lower(), app.approvals.mode != "plan"))
+
+
 @command("/context", "how full the context is, by part")
 def _context(app, _arg: str) -> None:
     agent = app.agent
@@ -97,7 +107,9 @@ def _context(app, _arg: str) -> None:
     parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
+    sandbox = getattr(app, "sandbox", None)
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
+                           sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt,
                            agent.compactor.background.describe() if app.settings.background_compact == "on" else ""))
 
 
@@ -119,6 +131,63 @@ def _memory(app, _arg: str) -> None:
     agent.refresh_instructions()
     app.emit(MemoryReport(agent.instructions, [e.text for e in keep.typed.entries], keep.user_budget,
                           keep.ledger, keep.ledger.render(keep.ledger_budget), keep.ledger_budget))
+
+
+@command("/model", "choose the model: /model NAME (a list of the known ones without NAME)")
+def _model(app, arg: str):
+    return app_habits.pick_model(app, arg)
+
+
+@command("/resume", "go on with another saved session: /resume [ID] (a list without ID)")
+def _resume(app, arg: str):
+    return app_habits.resume_other(app, arg)
+
+
+@command("/undo", "put back the files the last turn changed (file tools only, not shell commands)")
+def _undo(app, _arg: str) -> None:
+    app_habits.undo(app)
+
+
+@command("/rewind", "back to before one of your messages, files (and conversation): /rewind [N [files|all]]")
+def _rewind(app, arg: str):
+    return app_habits.rewind(app, arg)
+
+
+@command("/timeline", "this session's context per request and its compactions: /timeline [N] shows event N")
+def _timeline(app, arg: str) -> None:
+    from session.timeline import event_detail, read_timeline
+    log = app.messages.log
+    if log is None or not log.path.exists():
+        app.emit(Notice("nothing recorded in this session yet", "info"))
+        return
+    timeline = read_timeline(log.path, app.agent.compactor.limit)
+    if not arg:
+        app.emit(TimelineReport(timeline))
+    elif arg.isdigit() and 1 <= int(arg) <= len(timeline.events):
+        app.emit(TimelineReport(timeline, event_detail(timeline, app.workspace, int(arg))))
+    else:
+        app.emit(Notice(f"/timeline N takes an event number from 1 to {len(timeline.events)}" if timeline.events
+                        else "this session has no compaction events yet", "warning"))
+
+
+@command("/clean", "what s08's folders take; remove sessions older than KEEP_DAYS: /clean [--yes]")
+def _clean(app, arg: str):
+    from session.clean import plan, remove, survey
+    log = app.messages.log
+    chosen = plan(survey(app.workspace, log.id if log is not None else None), app.settings.keep_days)
+    app.emit(CleanReport(chosen))
+    if not chosen.count:
+        return None
+    if arg not in ("--yes", "-y"):
+        if app.ask is None:
+            app.emit(Notice("nothing removed: /clean --yes removes them without asking", "warning"))
+            return UNUSABLE
+        answer = app.ask(Question(f"Remove {chosen.count} file(s)?"))
+        if (answer or "").strip().lower() not in ("y", "yes"):
+            app.emit(Notice("nothing removed", "info"))
+            return None
+    app.emit(CleanReport(chosen, remove(chosen)))
+    return None
 
 
 @command("/login", "check an API key and store it in your user-level settings file")

@@ -140,6 +140,8 @@ class ContextReport:
     limit: int
     window: int
     window_source: str = "CONTEXT_WINDOW"     # or "learned from the API"
+    sandbox: str = ""                         # the bash tool's sandbox in one line (tools.sandbox.Sandbox.status)
+    usage_doubt: str = ""                     # why the endpoint's usage is not trusted (compaction/pipeline.py)
     summary: str = ""                         # the summary prepared in the background, if any
 
 
@@ -171,8 +173,36 @@ class HelpReport:
 
 
 @dataclass
+class TimelineReport:
+    """/timeline: the session's timeline (a timeline.Timeline); with `detail`, one event's (a timeline.Detail)."""
+    timeline: Any
+    detail: Any = None
+
+
+@dataclass
+class CleanReport:
+    """/clean: what s08's folders take and what is old (a session.clean.Plan); `removed`: (files, bytes) once
+    removed."""
+    plan: Any
+    removed: Any = None
+
+
+@dataclass
 class ClearScreen:
     """/clear: a new conversation starts on a clean screen."""
+
+
+@dataclass
+class SessionChoices:
+    """/resume: the sessions to choose from (paths of their logs, newest first)."""
+    paths: list
+
+
+@dataclass
+class SessionResumed:
+    """/resume: the App now holds this session (a LoadedSession) and its history."""
+    loaded: Any
+    messages: list
 
 
 @dataclass

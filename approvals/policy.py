@@ -4,6 +4,9 @@
                                 every file change is shown and asked about
                     auto_edit   file changes (always inside the workspace) run too; other commands ask
                     yolo        nothing asks
+                    plan        nothing changes: read-only tools and read-only commands run, every other
+                                call is refused without asking (the model is told it is planning:
+                                plan_mode.py), whatever was allowed before
     ALLOW_COMMANDS  command prefixes that run without asking, e.g. `pytest,npm test,git diff`
 
 A command is read by the one shell parser (approvals/shell.py, tree-sitter's bash grammar). It runs
@@ -18,9 +21,15 @@ remembered as a prefix.
 Files that configure the programs commands run (`.git/`, `.gitattributes`, `.envrc`, shell startup
 files…) ask before every change in default and auto_edit, whatever was answered before.
 
-The loop calls `Approvals.review(call, change, ask)` before each tool call. `ask` is the UI's
-callback (None in -p and piped modes, where nobody can answer: the call is refused with a tool
-error the model reads, and a notice says how to allow it). A "no" becomes a tool error too, with
+Kernel sandbox (tools/sandbox.py): `decide` also says how an allowed call runs — "read-only" when
+the policy let a command run without a question because it judged it read-only (it then runs in the
+read-only sandbox), "" when the person allowed it (yes, always, ALLOW_COMMANDS, yolo). Where there is
+no sandbox (`sandbox_problem` says why) and for a command the sandbox refused once (`sandbox_refused`),
+nothing runs without a question.
+
+The loop calls `Approvals.decide(call, change, ask)` (or `review`, its refusal only) before each tool
+call. `ask` is the UI's callback (None in -p and piped modes, where nobody can answer: the call is
+refused with a tool error the model reads, and a notice says how to allow it). A "no" becomes a tool error too, with
 the person's reason. "Always" remembers a command prefix, or every command / every file change,
 for the rest of the session. The bash tool's guard against catastrophic commands applies in
 every mode; this is the guard for everything else bash can do.
@@ -39,6 +48,11 @@ from approvals.shell import Simple, parse
 MAX_COMMAND_CHARS = 4000          # longer commands are not analysed: they ask
 
 READ_ONLY_TOOLS = {"read_file", "compact"}
+# Shift-Tab's order; yolo is in it only when the session started in yolo (--yolo, or the setting)
+CYCLE = ("default", "auto_edit", "plan")
+PLAN_REFUSAL = ("Not run: plan mode is on, so nothing may change — only read_file and commands that only read "
+                "(ls, cat, grep, git status/diff/log, …) run. Do not retry it: finish the plan and present it; the "
+                "person switches plan mode off (Shift-Tab) to let you carry it out.")
 FILE_TOOLS = {"write_file", "edit_file"}
 WRAPPED_IN_PREFIX = set(WRAPPERS) | NOT_SEEN_THROUGH
 CONFIG_FOLDERS = {".git": "git runs the programs its config and hooks name",
@@ -126,6 +140,7 @@ class Request:
     change: object = None          # tools.preview.FileChange for write_file / edit_file
     prefixes: tuple = ()
     sensitive: str = ""            # a file that configures commands: why it always asks
+    why: str = ""                  # a command that looks read-only but asks: why (no sandbox, refused by it)
 
 
 @dataclass
@@ -167,6 +182,9 @@ class Approvals:
         if mode not in MODES:
             raise ValueError(f"APPROVAL_MODE must be one of {', '.join(MODES)}")
         self.mode, self.allow_commands = mode, tuple(allow_commands)
+        self.cycle_modes = CYCLE + (("yolo",) if mode == "yolo" else ())
+        self.sandbox_problem = ""          # why commands cannot run in the kernel sandbox ("" when they can)
+        self.refused_by_sandbox: set[str] = set()     # commands the read-only sandbox refused: they ask next time
         self.forget()
 
     def forget(self) -> None:
@@ -174,10 +192,34 @@ class Approvals:
         self.prefixes: set[str] = set()
         self.all_commands = self.all_edits = False
 
+    def summary(self) -> str:
+        """The mode, and what the person allowed for the session ("default + every command, `npm test`");
+        in plan mode only the mode (nothing it allowed applies there)."""
+        if self.mode == "plan":
+            return "plan (read only)"
+        grants = (["every command"] if self.all_commands else []) + (["every file change"] if self.all_edits else [])
+        prefixes = sorted(self.prefixes)
+        grants += [f"`{p}`" for p in prefixes] if len(prefixes) <= 2 else [f"{len(prefixes)} commands"]
+        return self.mode + (" + " + ", ".join(grants) if grants else "")
+
     def cycle(self) -> str:
-        """The next mode (Shift-Tab in the REPL)."""
-        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        """The next mode (Shift-Tab in the REPL): default → auto_edit → plan → default, with yolo after
+        plan only when the session started in yolo (it is never entered by a stray key otherwise)."""
+        modes = self.cycle_modes
+        self.mode = modes[(modes.index(self.mode) + 1) % len(modes)] if self.mode in modes else modes[0]
         return self.mode
+
+    def plan_refuses(self, name: str, args) -> bool:
+        """In plan mode: would this call change anything (so it is refused)?"""
+        if name in READ_ONLY_TOOLS:
+            return False
+        if name in FILE_TOOLS:
+            return True
+        if name != "bash":
+            return False                 # unknown tools are refused by the registry anyway
+        command = str(args.get("command", "")) if isinstance(args, dict) else ""
+        parts = split_command(command)
+        return parts is None or not all(read_only(p) for p in parts)
 
     def needs_approval(self, name: str, args, where: str = "") -> Request | None:
         """None when the call may run now; otherwise what to ask. `where`: a file tool's path as it
@@ -215,12 +257,54 @@ class Approvals:
         elif answer.scope == "prefix":       # only what command_prefix itself would offer: never `for`, `xargs`
             self.prefixes.update(p for p in request.prefixes if p and command_prefix(p.split()) == p)
 
+    def judged_read_only(self, name: str, args) -> bool:
+        """Would this bash call run without a question only because every part of it looks read-only
+        (not because of yolo, an "always" or an allowed prefix)?"""
+        command = str(args.get("command", "")) if isinstance(args, dict) else ""
+        if name != "bash" or self.mode == "yolo" or (self.all_commands and self.mode != "plan") or not command.strip():
+            return False
+        parts = split_command(command)
+        return parts is not None and all(read_only(p) for p in parts)
+
+    def sandbox_refused(self, command: str) -> None:
+        """The read-only sandbox refused this command: the next call of it asks the person."""
+        self.refused_by_sandbox.add(command)
+
+    def _ask_instead(self, name: str, args, why: str) -> Request:
+        """The question for a read-only command that may not run unasked (no sandbox, or it refused it)."""
+        command = str(args.get("command", ""))
+        parts = split_command(command) or []
+        offers = [offered_prefix(p) for p in parts]
+        return Request(name, "command", command, prefixes=tuple(dict.fromkeys(offers)) if all(offers) else (),
+                       why=f"asked because {why}: a yes runs it outside the sandbox")
+
     def review(self, name: str, args, change, ask, where: str = "") -> Refusal | None:
         """None: run the call. A Refusal: return its text to the model as a tool error instead.
         `where`: a file tool's resolved path (tools.preview.target_path)."""
-        request = self.needs_approval(name, args, where or getattr(change, "path", "") or "")
+        return self.decide(name, args, change, ask, where)[0]
+
+    def decide(self, name: str, args, change, ask, where: str = "") -> tuple[Refusal | None, str]:
+        """(refusal or None, how the call runs): "read-only" when the policy lets it run without a
+        question because it judged it read-only (the bash tool then runs it in the read-only sandbox),
+        "" when it runs as allowed. In plan mode what is not reading is refused, unasked."""
+        if self.mode == "plan" and self.plan_refuses(name, args):
+            notice = f"[plan mode] {name} was not run: plan mode allows only reading" if ask is None else ""
+            return Refusal(PLAN_REFUSAL, notice, "not run: plan mode (only reading)"), ""
+        request, why = self.needs_approval(name, args, where or getattr(change, "path", "") or ""), ""
+        if request is None and self.judged_read_only(name, args):
+            why = self.sandbox_problem or ("the read-only sandbox refused it before"
+                                           if args.get("command") in self.refused_by_sandbox else "")
+            if not why:
+                return None, "read-only"
+            request = self._ask_instead(name, args, why)
         if request is None:
-            return None
+            return None, ""
+        refusal = self._ask(request, name, args, change, ask)
+        if refusal is not None and refusal.notice and why:
+            refusal.notice += f" (asked because {why})"
+        return refusal, ""
+
+    def _ask(self, request: Request, name: str, args, change, ask) -> Refusal | None:
         request.change = change
         if ask is None:
             return Refusal(f"Not run: this {name} call needs the person's approval (APPROVAL_MODE={self.mode}) "

@@ -41,6 +41,11 @@ PLAIN_SKIP = re.compile(r"[\\*?\[{]")
 ESCAPES = re.compile(rb"(\\.)+", re.DOTALL)
 LEAVES = re.compile(r"(?<![\w-])(break|exit|return)(?![\w-])")
 _PARSER = Parser(Language(tree_sitter_bash.language()))
+# tree-sitter-bash 0.25 can crash the process (a segfault, seen with `{` followed by U+E0000) on some
+# non-ASCII characters. bash's metacharacters are all ASCII, so every byte >= 0x80 is part of a word
+# to bash: the grammar is given the same bytes with each of those as `a`, which keeps every offset,
+# and the words are read from the real bytes.
+_ASCII_FOR_GRAMMAR = bytes(range(128)) + b"a" * 128
 OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>"}
 EXPANSIONS = {"simple_expansion", "expansion", "arithmetic_expansion", "brace_expression", "ansi_c_string",
               "translated_string", "extglob_pattern", "$"}
@@ -125,14 +130,23 @@ def parse(command: str) -> Script:
     """The command line as the grammar reads it. Linear in its length (tree-sitter is; the walk here
     keeps its own stack, so deep nesting costs no recursion)."""
     source = command.encode("utf-8", "surrogatepass")
-    tree = _PARSER.parse(source)
+    tree = _PARSER.parse(source.translate(_ASCII_FOR_GRAMMAR))
     script = Script(errors=tree.root_node.has_error)
     _Walker(source, script).run(tree.root_node)
     return script
 
 
 def _text(source: bytes, node: Node) -> str:
-    return source[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+    return _decode(source[node.start_byte:node.end_byte])
+
+
+def _decode(piece: bytes) -> str:
+    """A piece of the command as text. The grammar may end a piece inside a character (an escape of
+    a non-ASCII one, `\\é`): its bytes then become U+FFFD, which no name or path s08 trusts contains."""
+    try:
+        return piece.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return piece.decode("utf-8", "replace")
 
 
 def _unescape_bare(text: str) -> list[tuple[str, bool]]:
@@ -244,7 +258,7 @@ class _Walker:
         glob = any(c in bare for c in GLOB_CHARS)
         return Word(text, literal, glob, bare.startswith(tuple(GLOB_CHARS)))
 
-    def words(self, nodes: list[Node], ctx: _Ctx, others: tuple = ()) -> list[Word]:
+    def words(self, nodes: list[Node], ctx: _Ctx, others: tuple = ()) -> list[Word | None]:
         """Words from nodes in source order; `others` are the (start, end) spans of what stands between
         them (redirections, assignments). Nodes that touch, or are joined by a line continuation
         (`-\\<newline>o`) or an escaped character the grammar skipped (`'a'\\ "b"`), are one word to
@@ -255,16 +269,21 @@ class _Walker:
         previous = None
         for start, end, node in spans:
             gap = self.source[previous[1]:start].replace(b"\\\n", b"") if previous else b""
-            if previous and gap and not gap.isspace() and not ESCAPES.fullmatch(gap):
+            if b"\n" in gap and groups and node is not None:
+                # bash ends a command at a bare newline; the grammar sometimes reads on past it
+                # (`ls && ls | ls | ls<newline>rm f` as one `ls rm f`): what follows is a command of its own
+                self.script.constructs.add("a newline inside one command")
+                groups.append([])
+            elif previous and gap and not gap.isspace() and not ESCAPES.fullmatch(gap):
                 self.script.constructs.add("text between words")
             joined = previous is not None and previous[2] is not None and node is not None and \
                 (not gap or ESCAPES.fullmatch(gap))
             if joined:
-                groups[-1] += [gap.decode("utf-8", "surrogatepass"), node] if gap else [node]
+                groups[-1] += [_decode(gap), node] if gap else [node]
             elif node is not None:
                 groups.append([node])
             previous = (start, max(end, previous[1]) if previous else end, node)
-        return [self.word(group, ctx) for group in groups]
+        return [self.word(group, ctx) if group else None for group in groups]
 
     # ---- redirections ----------------------------------------------------------------------------
 
@@ -421,7 +440,10 @@ class _Walker:
                     self.script.constructs.add(f"{kind} in a command")
                     self.stack.append((child, ctx))
         for word in self.words(word_nodes + extra, ctx, tuple(others)):
-            simple.add(word)
+            if word is None:                 # a newline the grammar read past: a new command starts
+                simple = self.new_simple(node, ctx)
+            else:
+                simple.add(word)
 
     def flat(self, node: Node, ctx: _Ctx, lead: list[str]) -> None:
         """A command the grammar reads as an expression (`[ … ]`, `export …`): its words in order."""
@@ -482,7 +504,8 @@ class _Walker:
             if values:
                 header.add(Word("in"))
             for word in self.words(values, ctx):
-                header.add(word)
+                if word is not None:
+                    header.add(word)
         else:
             condition = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "condition"
                          and c.is_named]

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable
 
 from events import Emit, RequestStarted, ResponseDone, Retrying
+from storage import transcript_header
 from messages import blocks
 from .boundaries import safe_cuts
 from .summary import SummaryFailed, SummaryJob, ask_summary, save_transcript
@@ -88,6 +89,7 @@ class Preparation:
     hash: str
     started: float               # time.monotonic()
     transcript: str = ""
+    header: dict = field(default_factory=dict)     # the transcript's first line (storage.transcript_header)
     text: str | None = None
     error: SummaryFailed | None = None
     seconds: float = 0.0         # how long it took
@@ -150,7 +152,10 @@ class Background:
     @staticmethod
     def _run(prep: Preparation, source: list[dict], job: SummaryJob) -> None:
         try:
-            prep.transcript = save_transcript(source, Path(job.workspace or Path.cwd()))
+            workspace = Path(job.workspace or Path.cwd())
+            prep.header = transcript_header(workspace, job.kind, job.trigger, job.measured, None,
+                                            0, len(source), len(source))
+            prep.transcript = save_transcript(source, workspace, prep.header)[0]
             prep.text = ask_summary(source, job, prep.transcript)
         except SummaryFailed as exc:
             prep.error = exc

@@ -23,7 +23,15 @@ when the settings change (`use_settings`):
     MAX_FAILURES the automatic summary stops until the person runs /compact, so a broken summary call
     can never make every turn slow or loop. A failed summary keeps the history and falls back to
     snipping and clearing harder.
-`compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too long".
+`compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too long" (and what
+an endpoint says instead: an empty answer to a prompt past what it answered before, an answer cut by
+the window — loop.py decides).
+
+Usage is checked, not trusted: some compatible endpoints report input tokens without the system
+prompt and tools, or without what their own cache held (a gateway in front of llama.cpp reported 17
+where the model counted 525). A usage under USAGE_TRUST_SHARE of s08's own estimate of the same
+request is not anchored on: the meter and every compaction decision use the estimate, and the
+compactor says so once (`usage_doubt`, which /context shows).
 
 With BACKGROUND_COMPACT=on the summary is prepared before it is needed (background.py): after a model
 call that left the context past PREPARE_AT of the limit, `after_reply` starts summarizing the history
@@ -40,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from events import Compaction, CompactionKind, Emit, ignore, Notice, SummaryWait
-from storage import SNIPPED, relative
+from storage import SNIPPED, finish_transcript, relative
 from .background import Background, Preparation, covers, prompt_key
 from .budget import BudgetSettings, ToolResultBudget, persist_outputs
 from .continuity import Continuity
@@ -50,7 +58,7 @@ from .micro import MicroCompact, micro_compact
 from .snip import SnipCompact, snip_to_transcript
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
                       note_transcript, reactive_compact, summarized_history)
-from .tokens import estimate_tokens
+from .tokens import estimate_tokens, usage_tokens
 from .window import CacheClock, Window
 
 if TYPE_CHECKING:
@@ -64,6 +72,7 @@ MARGIN = 1.5                # start a summary this many summary-times before the
 TOO_LATE = 0.5              # ... but not when the limit is less than this many summary-times away
 FIRST_SUMMARY_GUESS = 20.0  # seconds a summary takes, until one was timed (then: no "too late")
 REFRESH_SHARE = 0.1         # a ready summary whose history grew by this share of the limit is made again
+USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
 
@@ -81,6 +90,10 @@ class Compactor:
         self.growth: list[tuple[float, int]] = []                 # (time, size) after the last model calls
         self.prepare_between_turns = True         # False when no turn follows (-p): nothing to prepare for
         self.failures, self.auto_enabled = 0, True
+        self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
+        self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
+        self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
+        self.silences = 0               # empty answers in a row
         self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
@@ -116,9 +129,30 @@ class Compactor:
     def measure(self, messages: list[dict]) -> int:
         return self.meter.measure(messages, self.system, self.tools)
 
-    def observe(self, messages: list[dict], usage: dict) -> None:
-        self.meter.observe(messages, usage)
+    def observe(self, messages: list[dict], usage) -> None:
+        """A reply was appended: anchor the meter on its usage — unless that is far below s08's own
+        estimate of the same request (then the estimate stands, and that is said once)."""
+        reported = usage_tokens(usage)
+        estimate = self.meter.estimate(messages, self.system, self.tools)
+        if reported < estimate * USAGE_TRUST_SHARE:
+            self.meter.forget()
+            if not self.usage_doubt:
+                said = f"{reported:,} tokens reported" if reported else "no tokens reported"
+                self.usage_doubt = (f"the endpoint's usage looks incomplete ({said} where s08 estimates "
+                                    f"{estimate:,}); the meter and compaction use s08's estimate")
+                self.emit(Notice(f"[{self.usage_doubt}]", "warning"))
+        else:
+            self.meter.observe(messages, usage)
+        self.largest_answered = max(self.largest_answered, self.measure(messages))    # as the next size is measured
+        self.silences = 0
         self.cache.used()
+
+    def silence_is_overflow(self, size: int) -> bool:
+        """An empty answer to a prompt of `size` tokens: a context overflow when the prompt is near the window
+        s08 knows, or larger than any this endpoint answered in the session (a window s08 does not know), or
+        when the endpoint was silent the time before too (a resumed session may start past the window)."""
+        self.silences += 1
+        return size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size or self.silences > 1
 
     def learn_window(self, maximum: int | None, quiet: bool = False) -> None:
         """The API stated its window: use it for the rest of the session, and say so once."""
@@ -180,7 +214,9 @@ class Compactor:
                                        "has expired: compacting now costs nothing extra"))
         if prep is not None:
             return self._apply(prep, out, messages, size)
-        return self._summarize(out, "", AUTO, measured=size, sent=messages)
+        why = ("summary", f"{size:,} > {limit:,} tokens") if size > limit else \
+            ("cold", f"{size:,} tokens, prompt cache expired")
+        return self._summarize(out, "", AUTO, measured=size, sent=messages, why=why)
 
     # ---- the summary prepared in the background (background.py) ----------------------------
     @property
@@ -236,7 +272,8 @@ class Compactor:
             return
         s, window = self.settings, self.window.tokens
         job = SummaryJob(self.summarize, workspace=self.workspace, system=self.system, tools=self.tools,
-                         window=window, max_input_tokens=input_budget(window, s.summary_max_tokens))
+                         window=window, max_input_tokens=input_budget(window, s.summary_max_tokens), measured=size,
+                         trigger=f"prepared in the background at {size:,} tokens, for the limit {self.limit:,}")
         self.background.start(sent, self.prompt_key, job, self.background_summarize)
 
     def _due(self, size: int) -> bool:
@@ -271,7 +308,7 @@ class Compactor:
         if base is None:
             self.background.drop("the history it covers changed")
             return self._summarize(out, "", AUTO, measured=measured, sent=messages)
-        note_transcript(self.continuity, prep.transcript, self.emit)
+        note_transcript(self.continuity, prep.transcript, self.emit, prep.header)
         try:
             new, after = summarized_history(base, prep.n, prep.text or "", prep.transcript, self.continuity,
                                             self.system, self.tools)
@@ -280,6 +317,10 @@ class Compactor:
             self._count_failure(AUTO, exc)
             return self._fallback(out)
         self.background.applied(prep)
+        try:
+            finish_transcript(self.workspace / prep.transcript, tokens_before=measured, tokens_after=after)
+        except OSError:
+            pass                           # the header keeps tokens_after null
         self.failures, self.auto_enabled = 0, True
         self.meter.forget()
         ago = time.monotonic() - (prep.finished or time.monotonic())
@@ -288,6 +329,7 @@ class Compactor:
         self.emit(Compaction(CompactionKind.COMPACTED, f"[{AUTO.label} applied: {measured:,} → {after:,} tokens · "
                              f"{made}{wait}]" + (f" ({why})" if why else ""),
                              {"before": measured, "after": after, "transcript": prep.transcript,
+                              "header": {**prep.header, "tokens_before": measured, "tokens_after": after},
                               "prepared_seconds": prep.seconds, "waited": waited, "covered": prep.n}))
         if base is not out:
             new = self.cheap_layers(new)
@@ -299,7 +341,8 @@ class Compactor:
         return new
 
     def _summarize(self, messages: list[dict], focus: str, kind: CompactionKind, measured: int | None = None,
-                   scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None) -> list[dict]:
+                   scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None,
+                   why: tuple[str, str] = ("summary", "")) -> list[dict]:
         """Summarize for `kind` (auto_compact, manual_compact, reactive_compact); on failure keep the
         history and — except for a manual compact — fall back to the non-model reduction. `stated`: the
         window an error just stated, used for this compaction even when too small to keep believing."""
@@ -307,7 +350,7 @@ class Compactor:
         job = SummaryJob(self.summarize, focus=focus, workspace=self.workspace, system=self.system,
                          tools=self.tools, window=window, max_input_tokens=input_budget(window, s.summary_max_tokens),
                          measured=measured or self.measure(messages), sent=sent, continuity=self.continuity,
-                         emit=self.emit)
+                         emit=self.emit, kind=why[0], trigger=why[1])
         began = time.monotonic()
         try:
             if kind is REACTIVE:
@@ -349,7 +392,7 @@ class Compactor:
                 self.continuity.saved(relative(self.workspace, path), "output")
             out, snipped_to = snip_to_transcript(out, target, target, workspace=self.workspace,
                                                  transcript=self.snip_transcript, continuity=self.continuity,
-                                                 emit=self.emit)
+                                                 emit=self.emit, trigger="fallback: no summary")
             self.snip_transcript = snipped_to or self.snip_transcript
         except OSError as exc:
             self.emit(Notice(f"[fallback could not write to disk: {exc.strerror or exc}]", "warning"))
@@ -367,22 +410,26 @@ class Compactor:
         self.collect()
         self.background.drop("a manual compact summarized the history")
         self.failures, self.auto_enabled, self.failed_this_turn = 0, True, False
-        return self._summarize(messages, focus, MANUAL)
+        return self._summarize(messages, focus, MANUAL, why=("manual", "compact" + (f", focus: {focus}" if focus else "")))
 
-    def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None) -> list[dict]:
+    def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None,
+                 why: str = "") -> list[dict]:
         """The API said the prompt is too long (`counted` > `maximum` tokens, when it said the numbers):
         the window it stated is used from now on; keep a recent tail, summarize the rest. The API's
-        count against our own estimate of the same request scales every budget to the API's tokens."""
+        count against our own estimate of the same request scales every budget to the API's tokens.
+        `why`: what the endpoint did instead of saying so (the line shown then)."""
         said = f" ({counted:,} > {maximum:,} tokens)" if counted and maximum else ""
         prep = self._prepared(messages)
         estimate = estimate_tokens(messages, self.system, self.tools)
         scale = counted / estimate if counted and estimate else 1.0
-        self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] the API says the prompt is too long{said}; "
-                                       "compacting and retrying once"))
+        self.api_scale = max(self.api_scale, min(scale, 4.0)) if counted else self.api_scale
+        self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] " + (why or f"the API says the prompt is too long{said}; "
+                                                                  "compacting and retrying once")))
         self.learn_window(maximum)
         if prep is not None:
             applied = self._apply(prep, messages, messages, counted or estimate)
             if not maximum or estimate_tokens(applied, self.system, self.tools) * scale < maximum:
                 return applied
             messages = applied
-        return self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum)
+        return self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum,
+                               why=("reactive", f"prompt is too long{said}"))

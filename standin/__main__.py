@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 
@@ -32,6 +33,9 @@ def main(argv=None) -> int:
                              "holds s08's <summary-request> instruction)")
     parser.add_argument("--lenient", action="store_true", help="skip request validation")
     parser.add_argument("--min-cacheable", type=int, default=1024, help="smallest prompt prefix that is cached")
+    parser.add_argument("--plain-only", type=int, default=0, metavar="STATUS", help="/v1/chat/completions "
+                        "refuses a system message whose content is a list of parts with this status (422, 400, "
+                        "500), as some local servers do")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
     script = []
@@ -42,13 +46,15 @@ def main(argv=None) -> int:
         server = StandIn(script=script, brain=Brain(), strict=not args.lenient, context_window=args.window,
                          api_key=args.key, port=args.port, delay=args.delay, verbose=args.verbose,
                          cache=PromptCache(min_cacheable=args.min_cacheable), admin=not args.no_admin,
-                         reply_latency=args.reply_latency, summary_latency=args.summary_latency).start()
+                         plain_only=args.plain_only, reply_latency=args.reply_latency,
+                         summary_latency=args.summary_latency).start()
     except OSError as exc:
         print(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
     print(f"stand-in Messages API on {server.url} (window {args.window:,} tokens, "
           f"{'strict' if not args.lenient else 'lenient'}); Ctrl-C stops it", flush=True)
-    print(f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=test python agent.py", flush=True)
+    key = shlex.quote(args.key) if args.key else "test"       # the key it accepts, when one was given
+    print(f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY={key} python agent.py", flush=True)
     try:
         while True:
             time.sleep(1)

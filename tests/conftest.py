@@ -21,7 +21,9 @@ Here, for every test:
   - a test NOT marked slow fails if it starts such a process. What counts is argv[0] (python*,
     pip*, s08, sys.executable) or an argument naming agent.py, through subprocess.Popen,
     os.system, os.posix_spawn(p) and pexpect.spawn. A shell command (the bash tool's
-    `bash -c ...`, git, sh) is cheap and allowed: the string after `-c` is not looked into;
+    `bash -c ...`, git, sh) is cheap and allowed: the string after `-c` is not looked into; so is the
+    bash tool's sandbox launcher (`python -S -I tools/sandbox_launch.py … -- bash -c …`: standard
+    library only, about 15 ms, part of running a command like bash itself);
   - the SIGINT and SIGTERM handlers are put back afterwards (a leftover handler made unrelated tests
     flaky);
   - long tests are scheduled first and shared out evenly among the workers (pytest.ini runs
@@ -51,6 +53,7 @@ AGENT = str(ROOT / "agent.py")
 TEST_KEY = "test-key"
 SLOW_PROGRAMS = re.compile(r"python[0-9.]*|pip[0-9.]*|s08")     # argv[0] names that start s08's Python
 SLOW_SCRIPTS = {"agent.py", "launch.py"}                         # arguments that are s08 itself
+SANDBOX_LAUNCHER = "sandbox_launch.py"                            # the bash tool's, not s08 (docstring)
 RESTORED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 CACHES = re.compile(r"(^|[ /])(__pycache__|\.pytest_cache|\.hypothesis|\.ruff_cache|\.mypy_cache|\.venv|venv)/")   # not leftovers
 
@@ -73,6 +76,8 @@ def starts_s08_python(argv) -> bool:
     if not argv:
         return False
     program = argv[0]
+    if len(argv) > 3 and argv[1:3] == ["-S", "-I"] and os.path.basename(argv[3]) == SANDBOX_LAUNCHER:
+        return False
     return (program == sys.executable or bool(SLOW_PROGRAMS.fullmatch(os.path.basename(program)))
             or any(os.path.basename(a) in SLOW_SCRIPTS for a in argv[1:]))
 

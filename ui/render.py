@@ -9,6 +9,7 @@ terminal with a control character in it, whichever field it sits in. Then:
     ToolFinished     output head and tail, exit code, time, diff (ui/toolview.py, ui/diffview.py)
     Notice, Retrying, Compaction, TurnStatus, reports: one line (or a block), above the live area
     ShowToolResult   /last: the whole latest tool result in a pager
+    SessionChoices, SessionResumed   /resume: the sessions to pick from (sessions_view.py), then the one resumed
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from events import CleanReport, TimelineReport
 from events import (ClearScreen, Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice,
-                    RequestStarted, ResponseDone, Retrying, ShowToolResult, SummaryWait, TextDelta, ToolFinished,
-                    ToolOutput, ToolStarted, TurnStatus)
+                    RequestStarted, ResponseDone, Retrying, SessionChoices, SessionResumed, ShowToolResult, SummaryWait,
+                    TextDelta, ToolFinished, ToolOutput, ToolStarted, TurnStatus)
 from .activity import Activity
 from .markdown_stream import MarkdownStream
 from .reports import context_report, cost_report, help_report, memory_report, status_line
+from .timeline_view import show_report
 from .sanitize import safe, safe_data
-from .toolview import finished_lines, live_tail, parse_persisted, seconds, tool_header
+from .toolview import finished_lines, live_tail, parse_persisted, seconds, summarize_input, tool_header
 
 NOTICE_STYLES = {"info": "dim", "warning": "yellow", "error": "bold red"}
 COMPACTION_STYLE = "magenta"
@@ -67,19 +70,27 @@ class Renderer:
 
     @contextmanager
     def interactive(self):
-        """For a question or a pager: nothing live on screen, and the keys go to whoever asks."""
+        """For a question or a pager: nothing live on screen, and the keys go to whoever asks. The
+        spinner that was showing comes back afterwards (a command approved with y runs on under it),
+        counting from then; not after Ctrl-C, which ends the turn."""
+        label = self.activity.label
         self._settle()
         if self.keys is None:
             yield
-            return
-        with self.keys.paused():
-            yield
+        else:
+            with self.keys.paused():
+                yield
+        if label:
+            self.activity.show(label)
 
     def finish(self) -> None:
         self._settle()
 
     # ---- events ------------------------------------------------------------------------
     def __call__(self, event) -> None:
+        if isinstance(event, (SessionChoices, SessionResumed)):     # sessions_view.py makes each value safe
+            self._sessions(event)
+            return
         event = safe_data(event)
         if isinstance(event, RequestStarted):
             self._settle()
@@ -116,7 +127,7 @@ class Renderer:
             self._settle()
             self.activity.show("waiting for the summary being prepared…", since=event.since)
         elif isinstance(event, TurnStatus):
-            self._print(status_line(event), "dim")
+            self._print(status_line(event, self.console.width - 1), "dim")
         elif isinstance(event, ContextReport):
             self._print(context_report(event, self.console.width - 2))
         elif isinstance(event, CostReport):
@@ -130,13 +141,26 @@ class Renderer:
             self.console.clear()
         elif isinstance(event, ShowToolResult):
             self.page(event.finished)
+        elif isinstance(event, (TimelineReport, CleanReport)):
+            self._settle()
+            show_report(self.console, event)
+
+    def _sessions(self, event) -> None:
+        from .sessions_view import session_lines, show_resumed
+        self._settle()
+        if isinstance(event, SessionResumed):
+            show_resumed(self.console, event.loaded, event.messages)
+            return
+        for n, path in enumerate(event.paths, 1):
+            for line in session_lines(n, path, self.console.width):
+                self.console.print(line, no_wrap=True, overflow="ellipsis")
 
     def page(self, finished: ToolFinished | None) -> None:
         """/last: the whole result of the latest tool call (a saved output read from its file)."""
         if finished is None:
             self._print("no tool has run in this session yet", "yellow")
             return
-        text = f"{finished.name}  {finished.input!r}\n\n{finished.content}"
+        text = f"{finished.name}  {summarize_input(finished.name, finished.input)}\n\n{finished.content}"
         saved = parse_persisted(finished.content)
         if saved and self.workspace is not None:
             try:

@@ -36,7 +36,7 @@ from standin import validate_request
 WORDS = ["never", "touch", "legacy/", "keep", "tabs", "不要", "修改", "parser", "[compacted]", "Summary"]
 FOLDERS = ["src", "legacy", "docs", "测试"]
 words = st.sampled_from(phrases(WORDS, 8))
-TRANSCRIPT = re.compile(r"\.transcripts/transcript_[0-9_]+_[0-9a-f]+\.jsonl")
+TRANSCRIPT = re.compile(r"\.transcripts/[^\s\"\\]+?\.jsonl")
 
 
 def model(requests: list):

@@ -85,6 +85,7 @@ def test_at_the_limit_the_prepared_summary_is_applied_and_the_rest_kept(repl, st
     standin.summary_latency = 1.5
     child = repl(brain=brain, context_limit=6000, prepare_at=0.3)
     child.sendline("read mod_0.py and mod_1.py and mod_2.py")
+    child.expect_exact("Tool results")
     child.expect_exact(PROMPT)
     child.sendline("read mod_3.py and mod_4.py and mod_5.py and mod_6.py")
     child.expect_exact("[auto_compact applied: ")
