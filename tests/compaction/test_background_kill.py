@@ -12,7 +12,7 @@ files (so the resumed session compacts too):
   - every "prepare" record names the prefix of the history at that point (its hash);
   - every "applied" record follows a "prepared" one for the same prefix, and the prefix it replaces is
     still that one (only block contents rewritten by a cheap layer): never a stale summary; the
-    "replace" that follows begins with that summary's text;
+    "replace" that follows begins with that summary (or with a summary that topped it up);
   - the resumed s08 ends its request normally (exit 0).
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from compaction.background import covers, history_hash
-from compaction.markers import SUMMARY_PREFIX
+from compaction.markers import COMPACTED_PREFIX, SUMMARY_PREFIX
 from conftest import base_env, popen_agent, run_agent
 from session.log import list_sessions, load_session
 from session.replay import _record_ok, apply_record
@@ -62,6 +62,7 @@ def check_log(path: Path) -> dict[str, int]:
     started: dict[int, list[dict]] = {}          # n → the prefix when the summary was started
     prepared: dict | None = None
     expect_summary: str | None = None
+    topped_up = False
     seen = {"prepare": 0, "prepared": 0, "applied": 0, "dropped": 0}
     for r in records(path):
         if not _record_ok(r, len(messages)):
@@ -83,9 +84,13 @@ def check_log(path: Path) -> dict[str, int]:
             if snapshot is not None:       # started in this process (a resumed one is checked by its hash)
                 assert covers(snapshot, messages), "applied a stale summary"
             assert history_hash(messages[:r["n"]]) == prepared["hash"] or snapshot is not None
-            expect_summary, prepared = SUMMARY_PREFIX + prepared["text"], None
+            expect_summary, prepared, topped_up = SUMMARY_PREFIX + prepared["text"], None, False
+        elif kind == "compaction" and expect_summary is not None and str(r.get("text", "")).startswith("[compacted]"):
+            topped_up = True                   # still over the limit: a blocking summary topped it up
         elif kind == "replace" and expect_summary is not None:
-            assert r["keep"] == 0 and r["tail"][0]["content"][1]["text"] == expect_summary
+            first = r["tail"][0]["content"]           # the prepared summary, or a top-up summary of it
+            assert r["keep"] == 0 and first[0]["text"].startswith(COMPACTED_PREFIX)
+            assert topped_up or first[1]["text"] == expect_summary
             expect_summary = None
         messages = apply_record(messages, r)
     return seen
