@@ -71,7 +71,8 @@ GROWTH_POINTS = 6           # the last model calls whose sizes give how fast the
 MARGIN = 1.5                # start a summary this many summary-times before the limit ...
 TOO_LATE = 0.5              # ... but not when the limit is less than this many summary-times away
 FIRST_SUMMARY_GUESS = 20.0  # seconds a summary takes, until one was timed (then: no "too late")
-REFRESH_SHARE = 0.1         # a ready summary whose history grew by this share of the limit is made again
+REFRESH_SHARE = 0.1         # a ready summary whose history grew by this share of the limit is made again,
+REFRESH_NEAR = 0.8          # at a turn's end this close to the limit (else the next turn may grow it again)
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
@@ -251,8 +252,8 @@ class Compactor:
         (the person's pause hides the summary's time); inside a turn only once the context, growing as
         fast as it did in this turn's last calls, would reach the limit within about the time a summary
         takes (so what is kept after it, and written to the cache again, stays small). A ready summary
-        is prepared again at a turn's end when the history grew by more than REFRESH_SHARE of the limit
-        since it was started (one request more, a smaller prompt to write after it)."""
+        is prepared again at a turn's end near the limit (REFRESH_NEAR) when the history grew by more than
+        REFRESH_SHARE of the limit since it was started (one request more, a smaller prompt to write after it)."""
         self.collect()
         size, now = self.measure(messages), time.monotonic()
         self.growth = [(t, n) for t, n in self.growth[-(GROWTH_POINTS - 1):] if n <= size] + [(now, size)]
@@ -265,7 +266,8 @@ class Compactor:
         prep = self._prepared(messages)
         if prep is not None:                           # one at a time
             grown = size - estimate_tokens(list(prep.snapshot), self.system, self.tools)
-            if not (final and prep.ready and grown > REFRESH_SHARE * self.limit):
+            if not (final and prep.ready and grown > REFRESH_SHARE * self.limit
+                    and size >= REFRESH_NEAR * self.limit):
                 return
             self.background.drop("a newer snapshot is prepared")
         elif not final and not self._due(size):
