@@ -9,10 +9,10 @@ import re
 import pexpect
 import pytest
 
-from helpers import Model
+from support.helpers import Model
 from standin import Brain, count_request_tokens, validate_request
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 
 

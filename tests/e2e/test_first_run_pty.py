@@ -15,9 +15,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conftest import ROOT, TEST_KEY, base_env, spawn_agent
+from support.agents import ROOT, TEST_KEY, base_env, spawn_agent
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 FIRST_RUN = "key (hidden, Enter skips):"
 
