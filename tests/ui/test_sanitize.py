@@ -111,7 +111,7 @@ def test_the_interactive_renderer(s, width):
     assert_clean(Captured.text)
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(s=injected)
 def test_the_quiet_renderer_and_the_answer_on_a_terminal(s, capsys, monkeypatch):
     stream = io.StringIO()
@@ -125,7 +125,7 @@ def test_the_quiet_renderer_and_the_answer_on_a_terminal(s, capsys, monkeypatch)
     assert_clean(stream.getvalue() + out + err)
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(s=injected)
 def test_the_banner_the_resumed_view_help_and_the_approval_question(s, tmp_path):
     console = terminal()
