@@ -11,11 +11,13 @@ import signal
 import time
 
 import pexpect
+import pytest
 
 from session.log import list_sessions, load_session
 from support.agents import base_env, spawn_agent
 from support.helpers import Model, plain, user, user_texts
 
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 
 
