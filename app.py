@@ -226,10 +226,10 @@ class App:
         nothing to such an endpoint and ignore the relaxations). True when requests may go."""
         if not self.access.unsettled:
             return True
-        relaxed = self.access.relax_agreed.copy()
+        relaxed = (self.access.relax_agreed.copy(), self.access.user_withheld)
         if not self.access.settle(self.ask, self.emit):
             return False
-        if self.access.relax_agreed != relaxed:
+        if (self.access.relax_agreed, self.access.user_withheld) != relaxed:
             self.approvals = None                 # type: ignore[assignment]  # rebuilt from what was agreed to
         self._rebuild()
         return True

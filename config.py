@@ -242,10 +242,13 @@ def _label(path: Path, workspace_env: Path) -> str:
 
 def load_settings(workspace: Path, env_file: Path | None = None,
                   environ: dict[str, str] | None = None, user_file: Path | None = None,
-                  not_from_env_file: tuple[str, ...] = ()) -> SettingsResult:
+                  not_from_env_file: tuple[str, ...] = (),
+                  in_user_file: Mapping[str, str | None] | None = None) -> SettingsResult:
     """Read every setting; never raises for a bad value. `user_file` defaults to user_settings_file().
     The names in `not_from_env_file` are not taken from the workspace file (the person declined the
-    endpoint it names: access/model_access.py); the environment, the user-level file or the default decide them."""
+    endpoint it names: access/model_access.py); the environment, the user-level file or the default decide them.
+    `in_user_file` replaces values of the user-level file (None: not set there): those changed behind
+    s08's back and not agreed to (access/user_file_guard.py)."""
     if environ is None:
         environ = process_environ()
     environ = dict(environ)
@@ -259,7 +262,13 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     elif env_file is not None:
         warnings.append(f"env file {env_file} not found; using the environment only")
     if user_path.is_file() and user_path != env_path:
-        layers.append((str(user_path), _read_file(user_path, warnings)))
+        layer = _read_file(user_path, warnings)
+        for name, value in (in_user_file or {}).items():
+            if value is None:
+                layer.pop(name, None)
+            else:
+                layer[name] = value
+        layers.append((str(user_path), layer))
 
     values, sources = {}, {}
     for f in fields(Settings):

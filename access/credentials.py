@@ -11,6 +11,9 @@ never half-written and never readable by others, not even for a moment.
     stored_key(path)           the key /login stored there ("" when none)
     mark_first_run_done(path)  the first-run question was answered: the file exists from now on
 
+After each write, the digest of what s08 wrote is recorded beside the file (access/user_file_guard.py): a
+change made behind s08's back is then used only with the person's consent.
+
 Next to it, `trusted-endpoints` (same folder, also 0600) holds what the person agreed to use from a
 workspace's `.env` (access/folder_trust.py asks): the endpoint it names, and settings that relax approvals or
 move files outside the workspace. One JSON line per folder, {"folder": …, "url": …, "settings": {…}}.
@@ -32,7 +35,8 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from config import SECRET_SETTINGS
+from access import user_file_guard
+from redact import SECRET_SETTINGS
 
 KEY_NAME = "ANTHROPIC_API_KEY"
 URL_NAME = "ANTHROPIC_BASE_URL"
@@ -105,6 +109,7 @@ def store_key(path: Path, key: str) -> Path:
         kept[-1] += "\n"
     # single quotes, and s08 reads its files with interpolation off: the key is taken literally
     _write_private(path, ("".join(kept) or HEADER) + f"{KEY_NAME}='{key}'\n")
+    user_file_guard.record(path, (KEY_NAME,))
     return path
 
 
@@ -116,6 +121,7 @@ def remove_keys(path: Path) -> bool:
     if len(kept) == len(lines):
         return False
     _write_private(path, "".join(kept) or HEADER)
+    user_file_guard.record(path, SECRET_SETTINGS)
     return True
 
 
@@ -130,6 +136,7 @@ def mark_first_run_done(path: Path) -> None:
     """Create the user-level file (comments only) so the first-run question is not asked again."""
     if not path.exists():
         _write_private(path, HEADER)
+        user_file_guard.record(path)
 
 
 def consent_file(user_file: Path) -> Path:

@@ -6,7 +6,8 @@ earlier session can write one. Two kinds of its settings are used only if the pe
     the endpoint    ANTHROPIC_BASE_URL other than the default API (session_settings.needs_consent):
                     whoever runs it receives everything in the session, with the key, and drives the agent
     relaxations     APPROVAL_MODE other than default and ALLOW_COMMANDS (commands that run without
-                    asking), S08_HISTORY_FILE (where what the person types is kept: outside the workspace)
+                    asking), S08_HISTORY_FILE (where what the person types is kept: outside the workspace),
+                    MODEL_ID other than the default (the model every request goes to, and its price)
 
 The environment, a file named with --env-file and the user-level file are the person's own: nothing
 from them is asked about. access/model_access.py asks one question about all of a folder's pending items; yes is
@@ -27,13 +28,14 @@ from dataclasses import fields
 from config import Settings
 from access.pins import shown
 
-RELAXING = ("APPROVAL_MODE", "ALLOW_COMMANDS", "S08_HISTORY_FILE")
+RELAXING = ("APPROVAL_MODE", "ALLOW_COMMANDS", "S08_HISTORY_FILE", "MODEL_ID")
 SHOWN_FOLDER_CHARS = 200
 SHOWN_VALUE_CHARS = 1000             # a relaxing value is shown whole up to here: the person judges it
 MEANING = {"APPROVAL_MODE": {"yolo": "every command and file change runs without asking",
                              "auto_edit": "file changes run without asking"},
            "ALLOW_COMMANDS": "commands that start with these run without asking",
-           "S08_HISTORY_FILE": "what you type at the prompt is kept in that file"}
+           "S08_HISTORY_FILE": "what you type at the prompt is kept in that file",
+           "MODEL_ID": "every request goes to this model, at its price"}
 ENDPOINT_RISK = ("Whoever runs that endpoint receives the key and everything in this session, and its model "
                  "drives this agent: it can run commands that only read (ls, cat, grep, …) here without asking, "
                  "ask you for others, and read any file you can read, ~/.ssh/* included.")
@@ -70,9 +72,11 @@ def _meaning(name: str, value: str) -> str:
 def question(folder: str, endpoint: tuple[str, str] | None, relax: dict[str, str], fallback: str = "") -> str:
     """`endpoint`: (the URL as shown, where the key comes from) when the endpoint is asked about;
     `relax`: the relaxing settings asked about; `fallback`: the endpoint a no falls back to."""
+    headline = "relaxes what s08 may do without asking you" if set(relax) - {"MODEL_ID"} else \
+        "chooses the model s08 uses"
     lines = [("This folder's .env points s08 at an endpoint you have not agreed to" if endpoint else
-              "This folder's .env relaxes what s08 may do without asking you")
-             + (", and relaxes what s08 may do without asking you:" if endpoint and relax else ":"),
+              f"This folder's .env {headline}")
+             + (f", and {headline}:" if endpoint and relax else ":"),
              f"  folder    {shown(folder, SHOWN_FOLDER_CHARS)}"]
     if endpoint:
         lines += [f"  endpoint  {endpoint[0]}   (ANTHROPIC_BASE_URL in .env)", f"  key       {endpoint[1]}"]
@@ -94,8 +98,8 @@ def question(folder: str, endpoint: tuple[str, str] | None, relax: dict[str, str
 def relaxations_ignored(relax: dict[str, str], user_file) -> str:
     """One line for -p and piped input, which cannot ask."""
     names = ", ".join(f"{name}={shown(value, 60)}" for name, value in relax.items())
-    return (f"s08: ignoring {names} from this folder's .env: settings that relax approvals or keep files outside "
-            f"the workspace are used from it only with your consent. To allow them, set them in the environment, "
+    return (f"s08: ignoring {names} from this folder's .env: settings that relax approvals, keep files outside "
+            f"the workspace or choose the model are used from it only with your consent. To allow them, set them in the environment, "
             f"pass --env-file .env, put them in {user_file}, or run s08 here once in a terminal and answer yes.")
 
 

@@ -13,6 +13,10 @@
       .settle(ask, emit)   before the first request: one question about both (yes is remembered in
                        credentials.consent_file; no falls back to the endpoint of any other folder and
                        ignores the relaxations); with nobody to ask, send nothing and say why in one line
+      .user_pending    guarded settings of the user-level file changed behind s08's back
+                       (user_file_guard.py): not used until settle() has the person's yes; -p and
+                       piped input use the settings without them, said in one line
+A folder's `.env` never sets PROVIDER (ignored, said in one line).
 
 Until the person agrees, settings() carries no key or token, so no client can be built and nothing
 can be sent to that endpoint — whichever code path would try. "No" makes the session read the
@@ -38,11 +42,14 @@ from config import SECRET_SETTINGS, SESSION_FIXED, load_settings, process_enviro
 from access.credentials import URL_NAME, agreed_values, mark_first_run_done, remember_values
 from access.demo import DEMO_MODEL, DemoModel
 from events import Ask, Emit, Notice, Question
+from access import user_file_guard
 from access.folder_trust import after_change, question, relaxations, relaxations_ignored
 from redact import credential_values, redact_url, url_credentials
 from access.pins import YES, Pins, describe, fixed_values, needs_consent, shown
 
 NOT_AGREED = "not sent: this folder's .env names an endpoint nobody agreed to (see above)"
+PROVIDER_IGNORED = ("PROVIDER in this folder's .env is ignored: what answers is chosen only by the environment, "
+                    "--env-file or your user-level file")
 
 
 def _stamp(path: Path):
@@ -69,6 +76,9 @@ class Access:
         self.refusal_said = False
         self.known_secrets: set[str] = set()     # every credential seen this session stays hidden
         self.demo = DemoModel()
+        self.user_changed = user_file_guard.changed(self.user_file) if self.user_file != self.env_path else {}
+        self.user_withheld: tuple[str, ...] = tuple(self.user_changed)   # until the person agrees
+        self.user_asked = False
         self.result = self._read()
         self.relax_at_start = dict(self.relax_wanted)   # only these are asked about; later ones wait for a restart
         self.demo_choice = demo or self.result.settings.demo
@@ -79,11 +89,22 @@ class Access:
         """The settings, without what this folder's .env may set only with consent and has not got it."""
         skip = self.declined if not_from_env_file is None else not_from_env_file
         def read(names):
-            return load_settings(self.workspace, self.env_file, self.environ, self.user_file, names)
+            safe = user_file_guard.safe_values(self.user_file, self.user_withheld) if self.user_withheld else None
+            return load_settings(self.workspace, self.env_file, self.environ, self.user_file, names, safe)
         result = read(skip)
+        provider = bool(self.workspace_env) and result.sources.get("PROVIDER") == self.workspace_env
+        if provider:
+            skip = skip + ("PROVIDER",)
+            result = read(skip)
         self.relax_wanted = relaxations(result, self.workspace_env)
-        withheld = tuple(name for name, value in self.relax_wanted.items() if not self._relax_agreed(name, value))
-        return read(skip + withheld) if withheld else result
+        start = getattr(self, "relax_at_start", None)      # a model named later asks as any change does
+        withheld = tuple(name for name, value in self.relax_wanted.items() if not self._relax_agreed(name, value)
+                         and (name != "MODEL_ID" or start is None or start.get(name) == value))
+        if withheld:
+            result = read(skip + withheld)
+        if provider:
+            result.warnings.append(PROVIDER_IGNORED)
+        return result
 
     def _relax_agreed(self, name: str, value: str) -> bool:
         return self.relax_agreed.get(name) == value or \
@@ -142,9 +163,13 @@ class Access:
                 if self.relax_at_start.get(name) == value and not self._relax_agreed(name, value)}
 
     @property
+    def user_pending(self) -> dict[str, str]:
+        return {} if self.user_asked else {n: v for n, v in self.user_changed.items() if n in self.user_withheld}
+
+    @property
     def unsettled(self) -> bool:
         """Something to ask (or, with nobody to ask, to refuse) before the next request."""
-        return (self.needs_consent and not self.demo_active) or bool(self.relax_pending)
+        return (self.needs_consent and not self.demo_active) or bool(self.relax_pending) or bool(self.user_pending)
 
     def endpoint_agreed(self, url: str | None = None) -> bool:
         url = url or self.pins.base_url
@@ -169,6 +194,8 @@ class Access:
         """Before the first request. True when requests may go out (the person agreed, declined and the
         session falls back, or nothing needed asking); False with nobody to ask about the endpoint (said
         once, then briefly). Relaxations nobody can agree to are ignored, said in one line."""
+        if self.user_pending:
+            self._settle_user_file(ask, emit)
         endpoint, relax = self.needs_consent and not self.demo_active, self.relax_pending
         if not endpoint and not relax:
             return True
@@ -188,6 +215,26 @@ class Access:
         self.ask_consent(ask, emit, self._key_where() if endpoint else None, relax)
         return True
 
+    def _settle_user_file(self, ask: Ask | None, emit: Emit) -> None:
+        """The user-level file's guarded settings changed behind s08's back: ask (yes records them and
+        uses them), or with nobody to ask, go on without them and say so in one line."""
+        found, self.user_asked = self.user_pending, True
+        if ask is None:
+            emit(Notice(user_file_guard.refused(self.user_file, found), "warning"))
+            return
+        answer = ask(Question(user_file_guard.question(self.user_file, found)))
+        if (answer or "").strip().lower() not in YES:
+            emit(Notice(f"[ignoring {', '.join(found)} from {self.user_file} for this session]", "warning"))
+            return
+        try:
+            user_file_guard.record(self.user_file, tuple(found))
+            emit(Notice("[using them; remembered]", "info"))
+        except OSError as exc:
+            emit(Notice(f"[using them for this session; could not remember it: {exc.strerror or exc}]", "warning"))
+        self.user_withheld = ()
+        self.result = self._read()
+        self.pins = Pins(self.result)
+
     def ask_consent(self, ask: Ask, emit: Emit, key_where: str | None, relax: dict[str, str]) -> bool:
         """One question about this folder's endpoint (when `key_where` says where its key comes from) and
         its relaxing settings. Yes: used and remembered. No: the session reads the endpoint, key and model
@@ -204,6 +251,8 @@ class Access:
             self.relax_agreed.update(relax)
             self._remember({**relax, **({URL_NAME: url} if endpoint else {})}, emit)
             self.result = self._read()
+            if "MODEL_ID" in relax:                  # pinned at start without it
+                self.pins = Pins(self.result)
             return True
         if endpoint:
             self.declined, self.result = SESSION_FIXED, self._read(SESSION_FIXED)
@@ -278,6 +327,8 @@ class Access:
         """The user-level file was changed by the person's own command: not a change to ask about.
         (The workspace file keeps its old stamp, so a change there is still checked.)"""
         self.stamps[self.user_file] = _stamp(self.user_file)
+        still = user_file_guard.changed(self.user_file) if self.user_withheld else {}
+        self.user_withheld = tuple(n for n in self.user_withheld if n in still)   # what s08 wrote is its own
         self.result = self._read()
 
     def first_run_done(self, emit: Emit) -> None:

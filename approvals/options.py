@@ -23,7 +23,7 @@ from typing import Callable
 class Opts:
     flags: str = ""
     valued: str = ""
-    long: frozenset = frozenset()
+    long: frozenset | set = frozenset()                    # made a frozenset
     numbers: bool = False                                   # -5 (a count) is an option too
     value_ok: Callable[[str, str], bool] | None = None      # (option, attached value) → harmless?
     attached: str = ""

@@ -6,11 +6,15 @@
                     yolo        nothing asks
     ALLOW_COMMANDS  command prefixes that run without asking, e.g. `pytest,npm test,git diff`
 
-A command runs without asking only when each of its simple commands is read-only
-(approvals/read_only.py) or starts with an allowed prefix and passes the same structural checks (no
-expansion, no redirection to a file, no option known to make that program write elsewhere or run
-other code: approvals/wrappers.py). Wrappers (`timeout`, `xargs`, `nice`…) are seen through, and reserved
-words (`for`, `do`, `if`…) are not commands: neither is ever offered or remembered as a prefix.
+A command is read by the one shell parser (approvals/shell.py, tree-sitter's bash grammar). It runs
+without asking only when the grammar read all of it, it holds nothing the policy does not judge
+(substitutions, functions, `case`, `[[`, arithmetic, a job put in the background inside a loop),
+and each of its simple commands is read-only (approvals/read_only.py) or starts with an allowed
+prefix and passes the same structural checks (no expansion, no redirection but to /dev/null or
+from a file on descriptor 0, no option known to make that program write elsewhere or run other
+code: approvals/wrappers.py). Wrappers (`timeout`, `xargs`, `nice`…, by bare name only) are seen
+through, and reserved words (`for`, `do`, `if`…) are not commands: neither is ever offered or
+remembered as a prefix.
 Files that configure the programs commands run (`.git/`, `.gitattributes`, `.envrc`, shell startup
 files…) ask before every change in default and auto_edit, whatever was answered before.
 
@@ -29,8 +33,10 @@ from dataclasses import dataclass
 
 from approvals.wrappers import NOT_SEEN_THROUGH, WRAPPERS, command_prefix, dangerous, matches, unwrap
 from config import APPROVAL_MODES as MODES
-from approvals.read_only import read_only
-from approvals.shell import ASSIGNMENT, Simple, parse_allow_list, split_command  # noqa: F401  (re-exported)
+from approvals.read_only import glob_among_outputs, read_only, writes
+from approvals.shell import Simple, parse
+
+MAX_COMMAND_CHARS = 4000          # longer commands are not analysed: they ask
 
 READ_ONLY_TOOLS = {"read_file", "compact"}
 FILE_TOOLS = {"write_file", "edit_file"}
@@ -60,9 +66,24 @@ def configures_commands(path: str) -> str:
     return ""
 
 
+def parse_allow_list(text: str) -> tuple[str, ...]:
+    return tuple(p for p in (" ".join(part.split()) for part in text.split(",")) if p)
+
+
+def split_command(command: str) -> list[Simple] | None:
+    """The simple commands the policy judges one by one, or None when it asks about the whole line:
+    too long to analyse, not all read by the grammar, or holding a construct it does not judge."""
+    if len(command) > MAX_COMMAND_CHARS:
+        return None
+    script = parse(command)
+    if script.errors or script.constructs or script.background_in_loop:
+        return None
+    return script.commands
+
+
 def _plain(part: Simple) -> bool:
     """No redirection to a file, no expansion, no assignment in front, not a loop's header."""
-    return not (part.writes or part.header or any(part.opaque) or not part.words or ASSIGNMENT.match(part.words[0]))
+    return not (writes(part) or part.header or any(part.opaque) or not part.words or part.assignments)
 
 
 def _seen_through(part: Simple):
@@ -80,6 +101,8 @@ def permitted(part: Simple, allowed: tuple) -> bool:
     if seen is None:
         return False
     words, globs, open_arguments = seen
+    if glob_among_outputs(words[0], part):
+        return False
     return any(matches(words, p) and not dangerous(words, globs, len(p.split()), open_arguments) for p in allowed)
 
 

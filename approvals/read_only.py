@@ -2,7 +2,12 @@
 
 A command is read-only only if all of this holds (anything else asks):
   - no word holds an expansion the classifier cannot see through (`$…`, a brace list), and no
-    redirection could name a file to write or a network address (approvals/shell.py);
+    redirection could write a file or reach the network (`writes`): an output goes only to
+    /dev/null (`/dev/stdout`, `/dev/stderr`, `/proc/*/fd/*`, `/dev/fd/*` are files: bash reopens
+    what the descriptor names, for writing) or to another descriptor (`2>&1`), an input comes only
+    into descriptor 0 (`1<f`, `2<f`, `3<>f`, `exec 1<f` open a file where output goes);
+  - a program whose operands can be outputs (OUTPUT_OPERANDS: uniq writes its second one) gets no
+    glob among its words: `uniq u/?.txt` may become `uniq u/a.txt u/b.txt`;
   - the program is in READ_ONLY (after wrappers such as `timeout` are seen through), and every
     option it is given is known to be harmless for that program — an allowlist, so an option added
     to GNU or git tomorrow, or an abbreviation (`sort --outp`), is unknown and asks;
@@ -17,9 +22,11 @@ from __future__ import annotations
 
 import re
 
+import posixpath
+
 from approvals.options import Opts, option_words, options_known
 from approvals.wrappers import unwrap
-from approvals.shell import ASSIGNMENT, Simple
+from approvals.shell import OUTPUT_OPS, Redirect, Simple
 
 ANY = "any"
 LOOP_VARIABLE = re.compile(r"[a-z_][a-z0-9_]*")      # lowercase: never one of bash's special variables
@@ -211,8 +218,44 @@ READ_ONLY = {
 }
 
 
+DEV_NULL = "/dev/null"
+NETWORK = re.compile(r"/dev/(tcp|udp)(/|$)")
+DESCRIPTOR = re.compile(r"\d+|-")
+OUTPUT_OPERANDS = {       # programs an operand of which may be a file they write (or a setting they change)
+    "uniq", "sort", "tee", "cp", "mv", "ln", "install", "dd", "split", "csplit", "rsync", "scp", "tar", "zip",
+    "unzip", "gzip", "gunzip", "bzip2", "xz", "zstd", "patch", "touch", "truncate", "shred", "mkdir", "rmdir", "rm",
+    "chmod", "chown", "chgrp", "date", "hostname", "sed", "perl", "awk", "curl", "wget", "ed", "ex", "join", "pr"}
+
+
+def _harmless(r: Redirect) -> bool:
+    target = r.target.text if r.target is not None and r.target.literal else None
+    if r.op in ("<&-", ">&-"):
+        return True
+    if r.op in OUTPUT_OPS:
+        return target == DEV_NULL
+    if r.op == ">&":
+        return target is not None and (DESCRIPTOR.fullmatch(target) is not None or target == DEV_NULL)
+    if r.op in ("<", "<&") and r.fd in (None, 0) and target is not None:
+        if r.op == "<&":
+            return DESCRIPTOR.fullmatch(target) is not None
+        return "/dev/tcp" not in target and "/dev/udp" not in target and \
+            not NETWORK.match(posixpath.normpath("/" + target.lstrip("/")))
+    return False                      # <>, input onto a descriptor >= 1, here-documents and strings
+
+
+def writes(simple: Simple) -> bool:
+    """Does a redirection of this command (or of the block around it) do more than read a file into
+    descriptor 0, send output to /dev/null or join descriptors?"""
+    return not all(_harmless(r) for r in simple.redirects)
+
+
+def glob_among_outputs(program: str, simple: Simple) -> bool:
+    """A glob among the words of a program that may write an operand: its expansion chooses the files."""
+    return program in OUTPUT_OPERANDS and any(simple.glob)
+
+
 def read_only(simple: Simple) -> bool:
-    if simple.writes or any(simple.opaque) or not simple.words or ASSIGNMENT.match(simple.words[0]):
+    if writes(simple) or any(simple.opaque) or not simple.words or simple.assignments:
         return False
     words, globs = simple.words, simple.lead_glob
     if simple.header:
@@ -225,6 +268,8 @@ def read_only(simple: Simple) -> bool:
     words, globs, open_arguments = seen
     if not words:
         return True
+    if glob_among_outputs(words[0], simple):
+        return False
     rule = READ_ONLY.get(words[0])
     if rule is None or (open_arguments and rule is not ANY):
         return False                                      # more arguments arrive from the input: any option

@@ -2,7 +2,9 @@
 
     unwrap(words)            `timeout 60 nice -n 5 pytest -q` → `pytest -q`: wrappers are seen through
                              (their own options must be known); None for one that cannot be
-                             (`sudo`, `sh -c`, `env NAME=value`, `watch`, an unknown option)
+                             (`sudo`, `sh -c`, `env NAME=value`, `watch`, an unknown option). A
+                             wrapper is known by its bare name: `tools/timeout` or `./env` is a
+                             program of the repository, judged (and asked about) as itself
     command_prefix(words)    `npm test`, `git commit`, `python -m pytest`, `bash build.sh`; "" when
                              nothing should be remembered (`python -c …`)
     dangerous(words, n)      an allowed command (its prefix is `n` words) with an option known to make
@@ -16,32 +18,60 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
 from approvals.options import Opts, forbidden_option, known_option
-from approvals.shell import ASSIGNMENT, RESERVED
+from approvals.shell import RESERVED
+
+ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 
 MAX_WRAPPERS = 8
-WRAPPERS = {     # name → (its options, how many operands come before the command it runs); a long option
-                 # with a value must carry it (`--signal=KILL`): `--signal KILL` would hide the command
-    "timeout": (Opts("v", "sk", {"signal=", "kill-after=", "preserve-status", "foreground", "verbose"}), 1),
-    "nice": (Opts("", "n", {"adjustment="}, numbers=True), 0),
-    "nohup": (Opts(), 0),
-    "stdbuf": (Opts("", "ioe", {"input=", "output=", "error="}), 0),
-    "env": (Opts("i0v", "uC", {"ignore-environment", "null", "unset=", "chdir=", "debug"}), 0),
-    "command": (Opts("p"), 0),
-    "builtin": (Opts(), 0),
-    "exec": (Opts("cl", "a"), 0),
-    "time": (Opts("pvaq", "f", {"portability", "verbose", "append", "quiet", "format="}), 0),   # GNU time, no -o
-    "xargs": (Opts("0rtx", "adEILnPs", {"null", "no-run-if-empty", "verbose", "exit", "arg-file=", "delimiter=",
-                                        "max-lines=", "max-args=", "max-procs=", "max-chars=", "replace="}), 0),
-    "ionice": (Opts("t", "cn", {"class=", "classdata=", "ignore"}), 0),
-    "setsid": (Opts("cfw", "", {"ctty", "fork", "wait"}), 0),
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A program that runs the command written after its options (and `operands` more words)."""
+    opts: Opts
+    operands: int = 0             # words between its options and the command (timeout's duration)
+    seen_through: bool = True     # the policy judges the command it runs; False: what it runs always asks
+
+
+# The one table of wrappers, for the policy and the guard. A long option with a value must carry it
+# (`--signal=KILL`) for the policy: `--signal KILL` would hide the command, so it is unknown and asks.
+WRAPPERS = {
+    "timeout": Wrapper(Opts("v", "sk", {"signal=", "kill-after=", "preserve-status", "foreground", "verbose"}), 1),
+    "nice": Wrapper(Opts("", "n", {"adjustment="}, numbers=True)),
+    "nohup": Wrapper(Opts()),
+    "stdbuf": Wrapper(Opts("", "ioe", {"input=", "output=", "error="})),
+    "env": Wrapper(Opts("i0v", "uC", {"ignore-environment", "null", "unset=", "chdir=", "debug"})),
+    "command": Wrapper(Opts("p")),
+    "builtin": Wrapper(Opts()),
+    "exec": Wrapper(Opts("cl", "a")),
+    "time": Wrapper(Opts("pvaq", "f", {"portability", "verbose", "append", "quiet", "format="})),  # GNU time, no -o
+    "xargs": Wrapper(Opts("0rtx", "adEILnPs", {"null", "no-run-if-empty", "verbose", "exit", "arg-file=",
+                                               "delimiter=", "max-lines=", "max-args=", "max-procs=", "max-chars=",
+                                               "replace="})),
+    "ionice": Wrapper(Opts("t", "cn", {"class=", "classdata=", "ignore"})),
+    "setsid": Wrapper(Opts("cfw", "", {"ctty", "fork", "wait"})),
+    "sudo": Wrapper(Opts("AbEeHiKklnPSsV", "ughpCDrtUT", {"user=", "group=", "host=", "prompt=", "chdir=",
+                                                          "close-from=", "role=", "type=", "other-user=",
+                                                          "login", "shell", "preserve-env"}), 0, False),
+    "doas": Wrapper(Opts("ns", "uC"), 0, False),
+    "pkexec": Wrapper(Opts("", "", {"user=", "disable-internal-agent", "keep-cwd"}), 0, False),
+    "unbuffer": Wrapper(Opts("p"), 0, False),
+    "chronic": Wrapper(Opts("ev"), 0, False),
+    "busybox": Wrapper(Opts(), 0, False),               # `busybox rm …`, `busybox sh -c …`
+    "flock": Wrapper(Opts("sxunoFe", "wEc", {"timeout=", "conflict-exit-code="}), 1, False),
+    "taskset": Wrapper(Opts("apc", "", {"all-tasks", "pid", "cpu-list"}), 1, False),
+    "chroot": Wrapper(Opts("", "", {"userspec=", "groups=", "skip-chdir"}), 1, False),
+    "strace": Wrapper(Opts("fFcCwrtTvVxyqzZkiDn", "oepsuaEIbXSP"), 0, False),
 }
 OPEN_ARGUMENTS = {"xargs"}          # the command gets more arguments from its input
-NOT_SEEN_THROUGH = {"sudo", "doas", "su", "pkexec", "run0", "eval", "source", ".", "watch", "chroot", "nsenter",
-                    "unshare", "chrt", "taskset", "flock", "parallel", "script", "strace", "ltrace", "gdb",
-                    "valgrind", "ssh", "fakeroot", "firejail", "unbuffer", "caffeinate", "busybox"}
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh"}
+NOT_SEEN_THROUGH = {name for name, w in WRAPPERS.items() if not w.seen_through} | {
+    "su", "run0", "eval", "source", ".", "watch", "nsenter", "unshare", "chrt", "parallel", "script", "ltrace", "gdb",
+    "valgrind", "ssh", "fakeroot", "firejail", "caffeinate"}
+# The one table of shells: the guard looks into their -c strings, the policy asks about them.
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "csh", "tcsh", "fish", "ash", "yash"}
 NEVER_REMEMBERED = RESERVED | set(WRAPPERS) | NOT_SEEN_THROUGH | SHELLS | {
     "[", "test", ":", "let", "declare", "typeset", "local", "export", "readonly", "alias", "set", "shopt", "trap",
     "unset", "hash", "enable", "mapfile", "readarray", "read", "printf", "echo", "true", "false", "cd"}
@@ -75,12 +105,12 @@ def unwrap(words: list[str], lead_glob: list[bool]) -> tuple[list[str], list[boo
     cannot be seen through."""
     open_arguments = False
     for _ in range(MAX_WRAPPERS):
-        name = os.path.basename(words[0]) if words else ""
+        name = words[0] if words else ""        # by bare name only: `tools/timeout` is the repository's own
         if name in NOT_SEEN_THROUGH:
             return None
         if name not in WRAPPERS:
             return words, lead_glob, open_arguments
-        spec, operands = WRAPPERS[name]
+        spec, operands = WRAPPERS[name].opts, WRAPPERS[name].operands
         i = 1
         while i < len(words) and words[i].startswith("-") and words[i] != "-":
             if words[i] == "--":

@@ -26,12 +26,17 @@ reply drives the agent talking to the stand-in (a tool call is a command it
 runs), and any local process — or a web page, whose text/plain POST needs no
 CORS preflight — can reach 127.0.0.1. So with an `api_key` the admin endpoints
 require that key too, and `admin=False` (the built-in demo model) serves none.
+
+A POST is checked before its body is read: the key first, then its Content-Length (missing,
+malformed, negative or over `max_body` — the real API's 32 MB — is a 4xx, and the connection is
+closed), so a local process cannot make s08's demo port hold a body it never authorized.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +45,10 @@ from .cache import PromptCache
 from .exchange import (DEFAULT_WINDOW, ERROR_MESSAGES, ERROR_TYPES, STREAM_ERROR_MESSAGES, Exchange, new_id,
                        stream_events)
 
+MAX_BODY = 32 * 1024 * 1024          # the Messages API's own limit for one request
+LENGTH = re.compile(r"\d{1,12}")
+REFUSED = object()                   # _read_body answered already and the connection will close
+
 
 
 class StandIn(Exchange):
@@ -47,9 +56,10 @@ class StandIn(Exchange):
 
     def __init__(self, script=None, brain=None, strict: bool = True, context_window: int = DEFAULT_WINDOW,
                  api_key: str | None = None, port: int = 0, chunk: int = 12, delay: float = 0.0,
-                 verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True):
+                 verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True,
+                 max_body: int = MAX_BODY):
         super().__init__(script, brain, strict, context_window, cache, record)
-        self.api_key = api_key
+        self.api_key, self.max_body = api_key, max_body
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
         self.admin = admin                   # False: no /_standin/ endpoints at all (tests drive it in-process)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
@@ -114,8 +124,22 @@ class Handler(BaseHTTPRequestHandler):
     def _event(self, name: str, payload: dict) -> None:
         self._chunk(f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode())
 
+    def _refuse(self, status: int, message: str):
+        """Answer without reading the body, and close the connection (the unread body would be
+        taken for the next request)."""
+        self.close_connection = True
+        self._send_error(status, message, headers={"connection": "close"})
+        return REFUSED
+
     def _read_body(self):
-        length = int(self.headers.get("content-length") or 0)
+        declared = self.headers.get("content-length")
+        if declared is None or self.headers.get("transfer-encoding"):
+            return self._refuse(411, "a Content-Length header is required")
+        if not LENGTH.fullmatch(declared.strip()):
+            return self._refuse(400, "Content-Length must be a number of bytes")
+        length = int(declared)
+        if length > self.standin.max_body:
+            return self._refuse(413, f"Request exceeds the maximum allowed number of bytes ({self.standin.max_body})")
         raw = self.rfile.read(length) if length else b""
         try:
             return json.loads(raw or b"null")
@@ -157,10 +181,17 @@ class Handler(BaseHTTPRequestHandler):
             self._send_error(404, f"Not found: {self.path}")
 
     def do_POST(self):
-        body = self._read_body()
         if self.path.startswith("/_standin/"):
-            return self._admin(body) if self._admin_allowed() else None
+            if not self._admin_allowed():
+                self.close_connection = True
+                return
+            body = self._read_body()
+            return None if body is REFUSED else self._admin(body)
         if not self._authorized():
+            self.close_connection = True        # its body is never read
+            return
+        body = self._read_body()
+        if body is REFUSED:
             return
         if body is None:
             return self._send_error(400, "Invalid JSON in request body")

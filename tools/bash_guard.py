@@ -1,44 +1,34 @@
-"""Refuse a short list of catastrophic shell commands by parsing command words.
+"""Refuse a short list of catastrophic shell commands by reading the command's words.
 
 Not a sandbox: it stops the accidents that end a machine (`rm -rf /`, mkfs,
-shutdown/reboot, a fork bomb, writing to a raw disk, killing every process,
-`find / -delete`, a recursive chmod/chown of the system). The command is split
-into simple commands with shlex; only the word in command position counts,
-so `echo "rm -rf /"`, `grep shutdown notes.txt` or the word "pseudocode" are
-never refused. Wrappers (sudo, env, nohup, `bash -c "..."`) are looked
-through, here-document bodies are skipped, paths are normalized (`/./`, `//`,
-`/usr/..`) and a `cd` to a protected folder makes the relative paths after it
-count (`cd / && rm -rf *`).
+shutdown/reboot, a fork bomb, an endless loop of background jobs, writing to a
+raw disk, killing every process, `find / -delete`, a recursive chmod/chown of
+the system). The command is read by the one shell parser (approvals/shell.py,
+tree-sitter's bash grammar); only the word in command position counts, so
+`echo "rm -rf /"`, `grep shutdown notes.txt` or the word "pseudocode" are never
+refused. Wrappers (approvals/wrappers.py WRAPPERS: sudo, env, nohup, timeout…, here by
+any path, `/usr/bin/sudo` too) are looked through, so are the -c strings of
+every shell in approvals.wrappers.SHELLS, `eval`, `su -c`, here-strings and
+here-documents fed to a shell; paths are normalized (`/./`, `//`, `/usr/..`)
+and a `cd` to a protected folder makes the relative paths after it count
+(`cd / && rm -rf *`), until the subshell it ran in ends.
 
-The work is linear in the command's length and the command is capped at
-MAX_COMMAND_BYTES (the kernel's own limit for one argument: longer ones
-could not be run by `bash -c` anyway).
+The command is capped at MAX_COMMAND_BYTES (the kernel's own limit for one
+argument: longer ones could not be run by `bash -c` anyway); the parse and the
+walk are linear in its length.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-import shlex
+
+from approvals.options import known_option
+from approvals.shell import Script, Simple, parse
+from approvals.wrappers import ASSIGNMENT, SHELLS, WRAPPERS
 
 MAX_COMMAND_BYTES = 128 * 1024 - 1
 MAX_DEPTH = 3                      # nested `bash -c`, eval, `su -c`
-SEPARATORS = {";", ";;", "&", "&&", "|", "||", "|&", "(", ")", "{", "}", "!", "`", "$("}
-REDIRECTS = {">", ">>", ">|", "&>", "&>>", "1>", "2>", "<"}
-# wrapper → its options that take a separate value (the command follows them)
-WRAPPERS = {
-    "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir"},
-    "doas": {"-u", "-C"}, "pkexec": {"--user"}, "nohup": set(), "time": {"-f", "-o"}, "nice": {"-n"},
-    "ionice": {"-c", "-n", "-p", "-P", "-u"}, "command": set(), "exec": {"-a"}, "builtin": set(),
-    "env": {"-u", "-C", "--unset", "--chdir"}, "timeout": {"-s", "-k", "--signal", "--kill-after"},
-    "xargs": {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args"},
-    "stdbuf": {"-i", "-o", "-e"}, "unbuffer": set(), "setsid": set(), "chronic": set(), "busybox": set(),
-    "flock": {"-w", "-E", "--timeout"}, "taskset": set(), "chroot": {"--userspec", "--groups"},
-    "strace": {"-o", "-e", "-p", "-s", "-u"}, "then": set(), "do": set(), "else": set(), "if": set(),
-    "while": set(), "until": set(),
-}
-POSITIONAL = {"timeout": 1, "flock": 1, "taskset": 1, "chroot": 1}     # arguments before the command
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
 POWER = {"shutdown", "reboot", "halt", "poweroff"}
 HOME = ("~", "$HOME", "${HOME}")
 PROTECTED = {"/", "~", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root",
@@ -48,78 +38,43 @@ RAW_DISK = re.compile(r"^/dev/(sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*|
 CRASH_FILES = {"/proc/sysrq-trigger"}
 FIND_FILTERS = {"name", "iname", "path", "ipath", "wholename", "iwholename", "regex", "iregex", "lname", "ilname",
                 "inum", "samefile", "user", "uid", "group", "gid"}      # find … -delete that picks its files
-# a function definition: starts only at a word boundary, with a bounded name and body — linear time
-FUNC_DEF = re.compile(r"(?<![\w:.-])(?:function\s+)?([A-Za-z_:.][\w:.-]{0,63})\s*(?:\(\s*\))?\s*\{([^{}]{0,400})\}")
-HEREDOC = re.compile(r"<<-?\s*(['\"]?)([\w.-]+)\1")
-QUOTING = re.compile(r"['\"\\#]")
-PLAIN_WORDS = re.compile(r"[();<>|&]+|[^ \t\r\n();<>|&]+")  # what _lex makes of text without QUOTING, in C
-
-
-def _strip_heredocs(command: str) -> str:
-    out, lines, i = [], command.split("\n"), 0
-    while i < len(lines):
-        line = lines[i]
-        out.append(line)
-        delimiters = [m.group(2) for m in HEREDOC.finditer(line)]
-        i += 1
-        for delim in delimiters:
-            while i < len(lines) and lines[i].strip() != delim:
-                i += 1
-            i += 1
-    return "\n".join(out)
-
-
-def _words(command: str) -> list[str]:
-    text = _strip_heredocs(command).replace("\n", " ; ").replace("$(", " $( ").replace("`", " ` ")
-    return _lex(text) if QUOTING.search(text) else PLAIN_WORDS.findall(text)
-
-
-def _lex(text: str) -> list[str]:
-    try:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars="();<>|&")
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: bash will refuse it too, but still look at the words
-        return re.findall(r"[^\s;&|()<>'\"]+|[;&|()<>]+", text)
-
-
-def _simple_commands(words: list[str]):
-    """(command words, the separator right in front of it, every separator since the last command)
-    for each simple command."""
-    current: list[str] = []
-    before = seps = ""
-    for w in words:
-        if w in SEPARATORS or (set(w) <= set(";&|()") and w):
-            if current:
-                yield current, before, seps
-                seps = ""
-            current, before, seps = [], w, seps + w
-        else:
-            current.append(w)
-    if current:
-        yield current, before, seps
+ENDLESS = {"while": (["true"], [":"]), "until": (["false"],)}
 
 
 def _unwrap(cmd: list[str]) -> list[str]:
     """Drop assignments and wrapper commands (with their options) in front of the real command."""
     i = 0
-    while i < len(cmd):
+    for _ in range(len(cmd)):
+        if i >= len(cmd):
+            break
         word = cmd[i]
         name = word.rsplit("/", 1)[-1]
-        if re.match(r"^[A-Za-z_]\w*=", word):
+        if ASSIGNMENT.match(word):
             i += 1
         elif word == "command" and i + 1 < len(cmd) and cmd[i + 1] in ("-v", "-V"):
             return []               # `command -v x` only looks x up
         elif name in WRAPPERS:
+            spec = WRAPPERS[name]
             i += 1
             while i < len(cmd) and cmd[i].startswith("-") and cmd[i] != "-":
-                if name == "env" and cmd[i] in ("-S", "--split-string") and i + 1 < len(cmd):
-                    return _unwrap(_words(cmd[i + 1]) + cmd[i + 2:])      # env -S 'cmd args'
-                i += 2 if cmd[i] in WRAPPERS[name] else 1
-            i += POSITIONAL.get(name, 0)
+                option = cmd[i]
+                if option == "--":
+                    i += 1
+                    break
+                if name == "env" and option in ("-S", "--split-string") and i + 1 < len(cmd):
+                    return _unwrap(_words_of(cmd[i + 1]) + cmd[i + 2:])      # env -S 'cmd args'
+                takes_next = known_option(option, spec.opts) == "next" or \
+                    (option.startswith("--") and "=" not in option and option[2:] + "=" in spec.opts.long)
+                i += 2 if takes_next else 1
+            i += spec.operands
         else:
             break
     return cmd[i:]
+
+
+def _words_of(text: str) -> list[str]:
+    script = parse(text)
+    return script.commands[0].words if script.commands else []
 
 
 def normalize(path: str, cwd: str | None = None) -> str | None:
@@ -194,11 +149,12 @@ def _find_reason(args: list[str], cwd) -> str | None:
     return None
 
 
-def _check_simple(cmd: list[str], depth: int, cwd) -> str | None:
-    for i, w in enumerate(cmd[:-1]):
-        if w in REDIRECTS and w != "<" and (RAW_DISK.match(cmd[i + 1]) or cmd[i + 1] in CRASH_FILES):
-            return f"writing to {cmd[i + 1]}"
-    cmd = _unwrap([w for i, w in enumerate(cmd) if not (i and cmd[i - 1] in REDIRECTS) and w not in REDIRECTS])
+def _check_simple(simple: Simple, depth: int, cwd) -> str | None:
+    for r in simple.redirects:
+        target = r.target.text if r.target else ""
+        if r.op not in ("<", "<&", "<<", "<<-", "<<<") and (RAW_DISK.match(target) or target in CRASH_FILES):
+            return f"writing to {target}"
+    cmd = _unwrap(simple.words)
     if not cmd:
         return None
     name, args = cmd[0].rsplit("/", 1)[-1], cmd[1:]
@@ -226,16 +182,35 @@ def _check_simple(cmd: list[str], depth: int, cwd) -> str | None:
     if name in {"tee", "cp", "shred", "truncate"} and any(RAW_DISK.match(a) for a in args):
         return f"{name} onto a raw disk"
     if depth < MAX_DEPTH:
-        return _nested_reason(name, args, depth)
+        return _nested_reason(name, args, simple, depth)
     return None
 
 
-def _nested_reason(name: str, args: list[str], depth: int) -> str | None:
-    """Commands that hold another command line: bash -c '…', eval …, su -c '…'."""
+def _shell_code(args: list[str]) -> str | None:
+    """The command line a shell is given with -c (bash -c, -lc, -ec, fish --command=…), or None."""
+    for i, a in enumerate(args):
+        if a.startswith("--command="):
+            return a[len("--command="):]
+        if i + 1 < len(args) and (a == "--command" or (a.startswith("-") and not a.startswith("--") and
+                                                        "c" in a[1:])):
+            rest = [w for w in args[i + 1:] if not (w.startswith("-") and len(w) > 1)]
+            return rest[0] if rest else None
+    return None
+
+
+def _nested_reason(name: str, args: list[str], simple: Simple, depth: int) -> str | None:
+    """Commands that hold another command line: bash -c '…', a here-string or here-document fed to a
+    shell, eval …, su -c '…'."""
     if name in SHELLS:
-        for i, a in enumerate(args[:-1]):
-            if a == "<<<" or (a.startswith("-") and not a.startswith("--") and "c" in a[1:]):
-                return dangerous_reason(args[i + 1], depth + 1)     # bash -c / -lc / -ec '…', bash <<< '…'
+        code = _shell_code(args)
+        if code is not None:
+            return dangerous_reason(code, depth + 1)
+        for r in simple.redirects:
+            fed = r.target.text if r.op == "<<<" and r.target else r.body if r.op in ("<<", "<<-") else None
+            if fed is not None:
+                reason = dangerous_reason(fed, depth + 1)
+                if reason:
+                    return reason
     elif name == "eval":
         return dangerous_reason(" ".join(args), depth + 1)
     elif name in ("su", "runuser"):
@@ -256,29 +231,52 @@ def _next_cwd(cmd: list[str], cwd):
     return normalize(target[0], cwd) if target else "~"
 
 
+def _fork_bomb(script: Script) -> bool:
+    """A function that calls itself twice or more, in a pipeline or in the background."""
+    calls: dict[str, list[Simple]] = {}
+    for c in script.commands:
+        words = _unwrap(c.words)
+        if c.function and words[:1] == [c.function]:
+            calls.setdefault(c.function, []).append(c)
+    return any(len(found) >= 2 and any(c.in_pipeline or c.background for c in found) for found in calls.values())
+
+
+def _piped_code(simple: Simple, earlier: dict[int, Simple]) -> str | None:
+    """What a shell reads from a pipe, when the command before it prints a known text: `echo '…' | sh`,
+    `cat <<EOF | sh`."""
+    before = earlier.get(simple.pipe_from) if simple.pipe_from is not None else None
+    words = _unwrap(simple.words)
+    if before is None or not words or words[0].rsplit("/", 1)[-1] not in SHELLS or _shell_code(words[1:]):
+        return None
+    printer = _unwrap(before.words)
+    if printer[:1] in (["echo"], ["printf"]):
+        return " ".join(a for a in printer[1:] if not a.startswith("-"))
+    if printer[:1] == ["cat"]:
+        return "\n".join(r.body for r in before.redirects if r.op in ("<<", "<<-")) or None
+    return None
+
+
 def dangerous_reason(command: str, depth: int = 0) -> str | None:
     """Why `command` is refused, or None if it may run."""
-    command = command[:MAX_COMMAND_BYTES]
-    for m in FUNC_DEF.finditer(command):
-        name, body = re.escape(m.group(1)), m.group(2)
-        if re.search(rf"(^|[\s;&|]){name}\s*\|\s*{name}($|[\s;&|])", body):
-            return "a fork bomb"
-    previous: list[str] = []
-    cwd: str | None = None
-    saved: list = []
-    for cmd, before, seps in _simple_commands(_words(command)):
-        for sep in seps:                  # a subshell's `cd` ends with it
-            if sep == "(":
-                saved.append(cwd)
-            elif sep == ")":
-                cwd = saved.pop() if saved else None
-        reason = _check_simple(cmd, depth, cwd)
-        shell_reads_pipe = before in ("|", "|&") and _unwrap(cmd)[:1] and \
-            _unwrap(cmd)[0].rsplit("/", 1)[-1] in SHELLS and previous[:1] and previous[0] in ("echo", "printf")
-        if not reason and shell_reads_pipe and depth < MAX_DEPTH:
-            reason = dangerous_reason(" ".join(a for a in previous[1:] if not a.startswith("-")), depth + 1)
+    script = parse(command[:MAX_COMMAND_BYTES])
+    if _fork_bomb(script):
+        return "a fork bomb"
+    if any(loop.background and not loop.leaves and loop.condition in ENDLESS.get(loop.keyword, ())
+           for loop in script.loops):
+        return "an endless loop that starts background jobs (it fills the process table)"
+    cwds: dict[tuple, str | None] = {(): None}
+    earlier: dict[int, Simple] = {}
+    for simple in script.commands:
+        scope = simple.scope
+        while scope not in cwds:            # a subshell starts in the folder of the shell around it
+            scope = scope[:-1]
+        cwd = cwds[scope]
+        reason = _check_simple(simple, depth, cwd)
+        code = _piped_code(simple, earlier) if depth < MAX_DEPTH else None
+        if not reason and code:
+            reason = dangerous_reason(code, depth + 1)
         if reason:
             return reason
-        cwd = _next_cwd(cmd, cwd)
-        previous = _unwrap(cmd)
+        cwds[simple.scope] = _next_cwd(simple.words, cwd)
+        earlier[simple.id] = simple
     return None

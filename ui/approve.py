@@ -6,14 +6,21 @@
       a  yes, and always allow `npm install` this session
       s  yes, and every command this session
       n  no, and tell the model why (Esc: just no)
+      v  view the whole command in a pager, then answer
 
     ? apply this change to app.py?
+        change +1 -1 lines; the file becomes 2 lines, 30 bytes
           2   def f():
           2 - return 1
           2 + return 2
       y  yes
       s  yes, and every file change this session
       n  no, and tell the model why (Esc: just no)
+      v  view the whole change in a pager, then answer
+
+Nothing that will run is hidden (ui/approval_view.py): blank lines are collapsed and counted, a long
+command shows its head and its tail, long lines wrap with a mark, and `v` pages the whole of it
+(the pager /last uses), then asks the same question again.
 
 One key answers — a deliberate one. Whoever is typing a message while the turn runs must not answer
 by accident (the "a" of "parser" once allowed `touch` for the whole session), so:
@@ -40,12 +47,12 @@ from prompt_toolkit import PromptSession
 from rich.text import Text
 
 from approvals.policy import Answer, Request
+from .approval_view import change_size, command_rows, full_text
 from .diffview import change_lines
 from .sanitize import safe, safe_line
 from .keys import ESC_WAIT, quiet_attrs, take_pending
 from .toolview import wrap_words
 
-COMMAND_LINES = 20
 DIFF_LINES = 60
 GRACE = 0.3          # seconds after the question appears when no key answers it
 QUIET = 0.4          # an answer key must come after this long without a key…
@@ -68,12 +75,7 @@ def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
 
 def question_lines(request: Request, width: int) -> list[Text]:
     if request.kind == "command":
-        lines = [Text("? run this command?", style="bold yellow")]
-        body = wrap_words(safe(request.command).strip().replace("\t", " "), max(10, width - 4))
-        lines += [Text("    " + line, style="bold") for line in body[:COMMAND_LINES]]
-        if len(body) > COMMAND_LINES:
-            lines.append(Text(f"    … {len(body) - COMMAND_LINES} more lines", style="dim"))
-        return lines
+        return [Text("? run this command?", style="bold yellow")] + command_rows(request.command, width)[0]
     change = request.change
     path = safe_line(getattr(change, "path", "") or "the file")
     verb = "create" if change is not None and change.before is None else "apply this change to"
@@ -81,7 +83,7 @@ def question_lines(request: Request, width: int) -> list[Text]:
     if request.sensitive:
         lines += [Text("    " + line, style="yellow") for line in wrap_words(
             f"s08 asks before every change to this file: {safe_line(request.sensitive)}", max(10, width - 4))]
-    return lines + (change_lines(change, width, DIFF_LINES) if change is not None else
+    return lines + ([change_size(change)] + change_lines(change, width, DIFF_LINES) if change is not None else
                     [Text(f"    ({request.tool}: no preview available)", style="dim")])
 
 
@@ -167,19 +169,40 @@ class Approver:
         for chunk in chunks if keys is not None else ():
             keys.keep(chunk)
 
+    def _show(self, request: Request, options: dict) -> None:
+        for line in question_lines(request, self.console.width):
+            self.console.print(line, highlight=False, no_wrap=True, overflow="ellipsis")
+        for key, (label, _) in options.items():
+            self.console.print(Text().append(f"  {key}", style="bold cyan").append(f"  {label}"), highlight=False)
+        what = "command" if request.kind == "command" else "change"
+        self.console.print(Text().append("  v", style="bold cyan").append(f"  view the whole {what} in a pager, "
+                                                                          "then answer"), highlight=False)
+
+    def _page(self, request: Request) -> None:
+        """The whole command or change in the pager (/last's), then back to the same question."""
+        with self.console.pager(styles=False):
+            self.console.print(Text(safe(full_text(request))), highlight=False, markup=False)
+
     def __call__(self, request: Request) -> Answer:
         options = choices(request)
         keys = getattr(self.renderer, "keys", None)
         with self.renderer.interactive():
             ahead, shown = codecs.decode(take_pending(self.fd), "utf-8", "replace"), time.monotonic()
-            for line in question_lines(request, self.console.width):
-                self.console.print(line, highlight=False, no_wrap=True, overflow="ellipsis")
-            for key, (label, _) in options.items():
-                self.console.print(Text().append(f"  {key}", style="bold cyan").append(f"  {label}"), highlight=False)
+            self._show(request, options)
             typed: list[str] = []
             try:
-                key, typed = read_answer(self.fd, "".join(options), shown, ahead, getattr(keys, "last_key_at", None),
-                                         lambda: self.console.print(Text(TYPING_NOTE, style="dim"), highlight=False))
+                while True:
+                    key, more = read_answer(self.fd, "".join(options) + "v", shown, ahead,
+                                            getattr(keys, "last_key_at", None),
+                                            lambda: self.console.print(Text(TYPING_NOTE, style="dim"),
+                                                                       highlight=False))
+                    typed += more
+                    if key != "v":
+                        break
+                    self._page(request)
+                    self.console.print(Text("  (back to the question)", style="dim"), highlight=False)
+                    self._show(request, options)
+                    ahead, shown = "", time.monotonic()
             except KeyboardInterrupt:
                 self._keep([ahead])
                 raise

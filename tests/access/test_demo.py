@@ -78,3 +78,42 @@ def test_brain_label_is_optional_and_not_on_summaries():
     summary = {"messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"},
                             {"role": "user", "content": "<summary-request>\nsummarize\n</summary-request>"}]}
     assert Brain(label="[demo] ")(summary)["text"].startswith("## User requests\n- hello")
+
+
+def _raw_post(url: str, head: str) -> tuple[str, bytes]:
+    """Send only a request's head (no body) and read until the server closes: (status line, the rest).
+    A server that waited for the body would never answer: the socket's timeout fails the test."""
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head.encode() + b"\r\n")
+        received = b""
+        while chunk := sock.recv(65536):            # b"": the server closed the connection
+            received += chunk
+    status, _, rest = received.partition(b"\r\n")
+    return status.decode(), rest
+
+
+@pytest.mark.parametrize("headers, status", [
+    ("Content-Length: 900000000", "401"),                                 # no key: refused before any body
+    ("x-api-key: wrong\r\nContent-Length: 900000000", "401"),
+    ("x-api-key: {key}\r\nContent-Length: 900000000", "413"),             # the key, but far too large
+    ("x-api-key: {key}\r\nContent-Length: -5", "400"),
+    ("x-api-key: {key}\r\nContent-Length: 1_000", "400"),
+    ("x-api-key: {key}", "411"),                                          # no length at all
+    ("x-api-key: {key}\r\nTransfer-Encoding: chunked", "411"),
+])
+def test_the_demo_port_checks_the_key_and_the_length_before_reading_a_body(headers, status):
+    from access.demo import DemoModel
+    demo = DemoModel().start()
+    try:
+        head = (f"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                f"{headers.format(key=demo.key)}\r\n")
+        line, rest = _raw_post(demo.url, head)
+        assert line.split()[1] == status, (line, rest[:300])
+        assert b"connection: close" in rest.lower() or status == "401"
+        good = json.dumps({"model": "s08-demo", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]})
+        line, rest = _raw_post(demo.url, f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: {demo.key}\r\n"
+                                         f"Connection: close\r\nContent-Length: {len(good)}\r\n\r\n{good}")
+        assert line.split()[1] == "200" and b"You said: hi" in rest       # the port still serves
+    finally:
+        demo.stop()

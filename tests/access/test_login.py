@@ -40,7 +40,7 @@ def test_store_key_is_private_atomic_and_keeps_other_settings(tmp_path):
     store_key(path, "sk-$HOME-${USER}-2")                 # stored literally, not expanded
     assert stored_key(path) == "sk-$HOME-${USER}-2" and mode(path) == 0o600
     assert path.read_text().count("ANTHROPIC_API_KEY=") == 1 and "MODEL_ID=my-model" in path.read_text()
-    assert not [p for p in path.parent.iterdir() if p.name != ".env"]          # no temp file left behind
+    assert not [p for p in path.parent.iterdir() if p.name not in (".env", "user-settings-digest")]   # no temp file
     assert remove_keys(path) and stored_key(path) == "" and "MODEL_ID=my-model" in path.read_text()
     assert not remove_keys(path)
 

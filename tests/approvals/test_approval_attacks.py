@@ -16,8 +16,7 @@ import threading
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from approvals.policy import Answer, Approvals, parse_allow_list
-from approvals.shell import split_command
+from approvals.policy import Answer, Approvals, parse_allow_list, split_command
 
 ATTACKS = [          # (command, what it leaves behind when run: a file name, or "net" for a connection)
     ("test -v 'a[$(touch pwn)]'", "pwn"),

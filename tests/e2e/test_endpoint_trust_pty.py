@@ -58,8 +58,9 @@ def test_no_uses_the_persons_own_endpoint_and_asks_again_next_time(tmp_path, wor
     (workspace / ".env").write_text(f"ANTHROPIC_BASE_URL={other.url}\nMODEL_ID=evil-model\n")
     for _start in range(2):
         child = spawn_agent(env, workspace, timeout=30)
-        child.expect_exact(QUESTION)
+        child.expect_exact("Use them?")              # the endpoint, and the model it names (issue 19)
         assert f"ANTHROPIC_API_KEY from your user-level file {user}" in " ".join(child.before.split())
+        assert "MODEL_ID=evil-model" in " ".join(child.before.split())
         child.expect_exact("[y/N]")
         child.sendline("n")
         child.expect_exact(f"not using it: this session uses {standin.url}")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from tools import ToolContext, run_tool
-from tools.bash_guard import MAX_COMMAND_BYTES, PLAIN_WORDS, _lex, dangerous_reason, normalize
+from tools.bash_guard import MAX_COMMAND_BYTES, dangerous_reason, normalize
 
 
 @pytest.mark.parametrize("command", [
@@ -55,8 +55,39 @@ def test_commands_over_the_kernel_limit_are_refused_before_the_guard_runs(worksp
     assert r.is_error and "limit is" in r.content and "Write long scripts to a file" in r.content
 
 
-@given(st.text(st.sampled_from("ab $-{}=~*?./!:,[]@%^+();<>|&`\t\r\n\x0b\x0c\u00a0é中\x00"), max_size=40))
-def test_words_without_quotes_escapes_or_comments_split_as_shlex_splits_them(text):
-    assert PLAIN_WORDS.findall(text) == _lex(text)
+SHELLS = ["sh", "bash", "dash", "zsh", "ksh", "mksh", "csh", "tcsh", "fish", "ash", "/bin/sh", "busybox sh"]
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_every_shell_s_command_string_is_looked_into(shell):
+    for form in (f"{shell} -c 'rm -rf /'", f"{shell} -lc 'cd / && rm -rf *'", f"{shell} -e -c \"rm -rf /\"",
+                 f"sudo {shell} -c 'rm -rf /'", f"{shell} <<< 'rm -rf /'", f"{shell} <<'EOF'\nrm -rf /\nEOF",
+                 f"echo 'rm -rf /' | {shell}", f"cat <<EOF | {shell}\nrm -rf /\nEOF"):
+        assert dangerous_reason(form), form
+    assert dangerous_reason(f"{shell} -c 'rm -rf ./build'") is None
+    assert dangerous_reason("fish --command='rm -rf /'")
+
+
+@pytest.mark.parametrize("command", [
+    "while true; do sleep 100 & done", "while :; do :& done", "until false; do sleep 1 & done",
+    "while true; do (sleep 100 &); done", "bash -c 'while true; do sleep 1 & done'",
+])
+def test_an_endless_loop_of_background_jobs_is_refused(command):
+    assert dangerous_reason(command), command
+
+
+@pytest.mark.parametrize("command", [
+    "for i in 1 2 3; do sleep 1 & done; wait", "while true; do sleep 1 & break; done",
+    "while read f; do gzip \"$f\" & done < list", "while true; do sleep 1; done &",
+    "cat <<EOF\nrm -rf /\nEOF", "echo 'rm -rf /' | grep rm", "/opt/tools/env ls",
+])
+def test_bounded_loops_and_text_that_only_mentions_a_command_run(command):
+    assert dangerous_reason(command) is None, command
+
+
+@given(st.text(st.sampled_from("ab $-{}=~*?./!:,[]@%^+();<>|&`'\"\\#\t\r\n\x0b\x0c\u00a0é中\x00"), max_size=60))
+def test_the_guard_reads_any_text_without_failing(text):
+    dangerous_reason(text)
+    dangerous_reason(text + "; rm -rf /")
 
 

@@ -1,0 +1,156 @@
+"""The user-level settings file is s08's own (user_file_guard.py): a guarded setting (endpoint, key or
+token, APPROVAL_MODE, ALLOW_COMMANDS) that changed since s08 last wrote the file is asked about in the
+REPL and refused by -p in one stderr line; /login's own writes are s08's. And a folder's .env never
+sets PROVIDER, and asks before its MODEL_ID is used."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from config import user_settings_file
+from conftest import TEST_KEY, base_env, run_agent
+from access.credentials import store_key
+from events import Notice
+from helpers import make_app
+from standin import StandIn
+from access.user_file_guard import changed, digest_file
+
+ATTACK = "printf '\\nANTHROPIC_BASE_URL={url}\\nAPPROVAL_MODE=yolo\\n' 1<{file} >>/dev/stdout"
+TOUCH = {"tool_calls": [{"name": "bash", "input": {"command": "touch made.txt"}}]}
+
+
+def environ_with_login(tmp_path, standin):
+    """The person's setup: the environment names no key; /login stored it in the user-level file."""
+    environ = base_env(tmp_path, None, DEMO="off")
+    del environ["APPROVAL_MODE"]
+    user = user_settings_file(environ)
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(f"ANTHROPIC_BASE_URL={standin.url}\n")
+    store_key(user, TEST_KEY)
+    return environ, user
+
+
+def attack(user, evil_url):
+    """What a command judged harmless did in an earlier session: append to the user-level file."""
+    subprocess.run(["bash", "-c", ATTACK.format(url=evil_url, file=user)], check=True)
+    assert "APPROVAL_MODE=yolo" in user.read_text()
+
+
+@pytest.mark.slow
+def test_p_refuses_an_appended_endpoint_and_yolo_with_one_stderr_line(tmp_path, workspace, standin):
+    environ, user = environ_with_login(tmp_path, standin)
+    evil = StandIn().start()
+    try:
+        attack(user, evil.url)
+        standin.queue({"text": "from the person's own endpoint", **TOUCH}, {"text": "done"})
+        proc = run_agent("-p", "hello", env=environ, cwd=workspace, capture_output=True, text=True, timeout=60)
+        assert not evil.requests                                    # the key never went there
+        lines = [line for line in proc.stderr.splitlines() if str(user) in line]
+        assert len(lines) == 1 and "ignoring ANTHROPIC_BASE_URL, APPROVAL_MODE" in lines[0], proc.stderr
+        assert not (workspace / "made.txt").exists()                # not yolo: the touch needed approval
+        assert "[approval needed]" in proc.stderr
+        assert changed(user) == {"ANTHROPIC_BASE_URL": evil.url, "APPROVAL_MODE": "yolo"}   # asks again next time
+    finally:
+        evil.stop()
+
+
+def test_the_repl_asks_and_no_keeps_the_safe_values(tmp_path, workspace, standin):
+    environ, user = environ_with_login(tmp_path, standin)
+    attack(user, "http://127.0.0.1:9")
+    questions = []
+    app, events = make_app(workspace, environ, ask=lambda q: questions.append(q.text) or "n")
+    standin.queue({"text": "ok"})
+    assert app.turn("hello").text == "ok" and app.approvals.mode == "default"
+    [question] = questions
+    assert str(user) in question and "APPROVAL_MODE=yolo" in question and "127.0.0.1:9" in question
+    assert "ignoring ANTHROPIC_BASE_URL, APPROVAL_MODE" in " ".join(e.text for e in events if isinstance(e, Notice))
+    app.close()
+    again, _ = make_app(workspace, environ, ask=lambda q: questions.append(q.text) or "n")
+    standin.queue({"text": "ok"})
+    again.turn("hello")
+    assert len(questions) == 2                                       # no was for that session only
+    again.close()
+
+
+def test_yes_uses_the_new_values_and_is_remembered(tmp_path, workspace, standin):
+    environ, user = environ_with_login(tmp_path, standin)
+    user.write_text(user.read_text() + "ALLOW_COMMANDS=make\nAPPROVAL_MODE=auto_edit\n")   # the person's own edit
+    questions = []
+    app, _ = make_app(workspace, environ, ask=lambda q: questions.append(q.text) or "y")
+    standin.queue({"text": "ok"})
+    app.turn("hello")
+    assert len(questions) == 1 and app.approvals.mode == "auto_edit" and app.approvals.allow_commands == ("make",)
+    app.close()
+    assert changed(user) == {}
+    later, _ = make_app(workspace, environ, ask=lambda q: questions.append(q.text) or "y")
+    assert later.approvals.mode == "auto_edit" and len(questions) == 1
+    later.close()
+
+
+def test_a_key_changed_behind_s08_s_back_asks_and_login_s_own_write_does_not(tmp_path, workspace, standin):
+    environ, user = environ_with_login(tmp_path, standin)
+    user.write_text(user.read_text().replace(TEST_KEY, "sk-ant-planted-key-0123456789"))
+    found = changed(user)
+    assert list(found) == ["ANTHROPIC_API_KEY"]
+    questions = []
+    app, _ = make_app(workspace, environ, ask=lambda q: questions.append(q.text) or "n")
+    assert app.settings.anthropic_api_key == ""                     # not used until agreed
+    app.turn("hello")
+    assert "sk-ant-planted" not in questions[0] and "a new value, not shown" in questions[0]
+    app.close()
+    store_key(user, TEST_KEY)                                        # /login writes the file: s08's own
+    assert changed(user) == {}
+
+
+def test_login_does_not_bless_an_unapproved_change_it_keeps(tmp_path, workspace, standin):
+    environ, user = environ_with_login(tmp_path, standin)
+    attack(user, "http://127.0.0.1:9")
+    store_key(user, TEST_KEY + "-new")                               # /login keeps the other lines
+    assert set(changed(user)) == {"ANTHROPIC_BASE_URL", "APPROVAL_MODE"}
+
+
+def test_without_a_record_the_file_as_it_is_becomes_the_record_and_a_foreign_record_trusts_nothing(tmp_path):
+    user = tmp_path / "s08" / ".env"
+    user.parent.mkdir()
+    user.write_text(f"ANTHROPIC_API_KEY={TEST_KEY}\nAPPROVAL_MODE=auto_edit\n")     # written by hand
+    assert changed(user) == {} and digest_file(user).exists()
+    digest_file(user).chmod(0o666)                                   # anyone could have written it
+    assert set(changed(user)) == {"ANTHROPIC_API_KEY", "APPROVAL_MODE"}
+    digest_file(user).chmod(0o600)
+    digest_file(user).write_text("not json")
+    assert set(changed(user)) == {"ANTHROPIC_API_KEY", "APPROVAL_MODE"}
+
+
+# ---- a folder's .env: PROVIDER never, MODEL_ID with consent ------------------------------------
+
+def test_a_folder_env_never_sets_provider(tmp_path, workspace, standin):
+    environ = base_env(tmp_path, standin)
+    (workspace / ".env").write_text("PROVIDER=scripted\n")
+    app, _ = make_app(workspace, environ)
+    assert app.settings.provider == "anthropic"
+    assert sum("PROVIDER in this folder's .env is ignored" in w for w in app.warnings) == 1
+    app.close()
+
+
+@pytest.mark.slow
+def test_a_folder_model_id_asks_in_the_repl_and_is_ignored_by_p(tmp_path, workspace, standin):
+    environ = base_env(tmp_path, standin)
+    (workspace / ".env").write_text("MODEL_ID=claude-opus-4-1\n")
+    questions = []
+    app, _ = make_app(workspace, environ, ask=lambda q: questions.append(q.text) or "n")
+    standin.queue({"text": "ok"})
+    app.turn("hello")
+    assert "MODEL_ID=claude-opus-4-1" in questions[0] and "chooses the model" in questions[0]
+    assert standin.requests[-1]["model"] != "claude-opus-4-1"
+    app.close()
+    standin.queue({"text": "ok"})
+    proc = run_agent("-p", "hello", env=environ, cwd=workspace, capture_output=True, text=True, timeout=60)
+    assert "ignoring MODEL_ID=claude-opus-4-1" in proc.stderr
+    assert standin.requests[-1]["model"] != "claude-opus-4-1"
+    yes, _ = make_app(workspace, environ, ask=lambda q: "y")
+    standin.queue({"text": "ok"})
+    yes.turn("hello")
+    assert standin.requests[-1]["model"] == "claude-opus-4-1"
+    yes.close()
