@@ -12,7 +12,6 @@ from support.agents import AGENT, base_env
 
 KEY = "sk-ant-api03-key-protection-0123456789-abcdefghijklmnop"
 
-
 WALK_PARENTS = ("p=$PPID; while [ \"$p\" -gt 1 ]; do echo \"== $p $(tr '\\0' ' ' < /proc/$p/cmdline)\"; "
                 "tr '\\0' '\\n' < /proc/$p/environ; p=$(awk '{print $4}' /proc/$p/stat); done > environs.txt 2>&1")
 
