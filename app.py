@@ -34,6 +34,9 @@ from llm import make_provider
 from loop.agent_loop import Agent, TurnResult, run_turn
 from redact import redact_data
 from session.log import LoadedSession, LoggedHistory, SessionLog, UsageRecorder, open_session
+from session.index import IndexRecorder
+from storage import bind_session
+from tools.sandbox import Sandbox
 from version import program_name
 
 
@@ -42,6 +45,7 @@ class App:
 
     agent: Agent                  # set by load() before anything uses it
     approvals: Approvals
+    sandbox: Sandbox
     settings: Any
     warnings: list[str]
 
@@ -60,6 +64,7 @@ class App:
         self.bus.subscribe(self.ledger)
         self.bus.subscribe(self._note_tool)
         self.bus.subscribe(UsageRecorder(lambda: self.messages, lambda: self.settings.model_id))   # /cost after a resume
+        self.bus.subscribe(IndexRecorder(self.workspace, lambda: self.messages, lambda: self.agent.compactor.limit))
         self.approvals, self.approval_mode, self.approver = None, approval_mode, None   # type: ignore[assignment]
         self.last_tool: ToolFinished | None = None
         self.resumed = resume
@@ -81,13 +86,16 @@ class App:
 
     def _new_history(self) -> LoggedHistory:
         return LoggedHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
-                                                                     "origin": self.origin}),
+                                                                     "origin": self.origin,
+                                                                     "limit": self.agent.compactor.limit}),
                               self._log_problem)
 
     def _use_history(self, history: LoggedHistory) -> None:
         """The conversation, and its log, which also records what the continuity keeps and a window
         the API stated."""
         self.messages = history
+        if history.log is not None:
+            bind_session(self.workspace, history.log.id)     # the files compaction writes are named for it
         self.continuity.connect(history.note)
         history.kept_state = self._state_records
         self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
@@ -131,6 +139,8 @@ class App:
         if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
             self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
                                        parse_allow_list(self.settings.allow_commands))
+            self.sandbox = Sandbox.for_session(self.settings, self.environ)     # fixed at start too
+            self.approvals.sandbox_problem = self.sandbox.problem
 
     def _make_model(self):
         """The model client for the current settings; None when nothing may be sent (no key, an
@@ -151,6 +161,7 @@ class App:
                            approvals=self.approvals, ask=self.approver, secrets=self.access.secrets())
         # refused to write_file / edit_file: the settings and the endpoints the person agreed to
         self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
+        self.agent.tool_ctx.sandbox = self.sandbox
         self._add_instructions_warning()
 
     def _rebuild(self) -> None:
@@ -160,6 +171,7 @@ class App:
         agent = self.agent
         agent.settings, agent.provider, agent.approvals = self.settings, self._make_model(), self.approvals
         agent.tool_ctx.settings, agent.tool_ctx.secrets = self.settings, self.access.secrets()
+        agent.tool_ctx.sandbox = self.sandbox          # rebuilt with the approvals (after a consent), else the same
         agent.compactor.use_settings(self.settings)
         self._add_instructions_warning()
 

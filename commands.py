@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from compaction.tokens import breakdown
-from events import ContextReport, CostReport, HelpReport, MemoryReport, Notice, ShowToolResult
+from events import (CleanReport, ContextReport, CostReport, HelpReport, MemoryReport, Notice, Question, ShowToolResult,
+                    TimelineReport)
 
 QUIT = "quit"
 UNKNOWN = "unknown command"
@@ -97,7 +98,9 @@ def _context(app, _arg: str) -> None:
     parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
-    app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source))
+    sandbox = getattr(app, "sandbox", None)
+    app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
+                           sandbox.status() if sandbox is not None else ""))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")
@@ -118,6 +121,43 @@ def _memory(app, _arg: str) -> None:
     agent.refresh_instructions()
     app.emit(MemoryReport(agent.instructions, [e.text for e in keep.typed.entries], keep.user_budget,
                           keep.ledger, keep.ledger.render(keep.ledger_budget), keep.ledger_budget))
+
+
+@command("/timeline", "this session's context per request and its compactions: /timeline [N] shows event N")
+def _timeline(app, arg: str) -> None:
+    from session.timeline import event_detail, read_timeline
+    log = app.messages.log
+    if log is None or not log.path.exists():
+        app.emit(Notice("nothing recorded in this session yet", "info"))
+        return
+    timeline = read_timeline(log.path, app.agent.compactor.limit)
+    if not arg:
+        app.emit(TimelineReport(timeline))
+    elif arg.isdigit() and 1 <= int(arg) <= len(timeline.events):
+        app.emit(TimelineReport(timeline, event_detail(timeline, app.workspace, int(arg))))
+    else:
+        app.emit(Notice(f"/timeline N takes an event number from 1 to {len(timeline.events)}" if timeline.events
+                        else "this session has no compaction events yet", "warning"))
+
+
+@command("/clean", "what s08's folders take; remove sessions older than KEEP_DAYS: /clean [--yes]")
+def _clean(app, arg: str):
+    from session.clean import plan, remove, survey
+    log = app.messages.log
+    chosen = plan(survey(app.workspace, log.id if log is not None else None), app.settings.keep_days)
+    app.emit(CleanReport(chosen))
+    if not chosen.count:
+        return None
+    if arg not in ("--yes", "-y"):
+        if app.ask is None:
+            app.emit(Notice("nothing removed: /clean --yes removes them without asking", "warning"))
+            return UNUSABLE
+        answer = app.ask(Question(f"Remove {chosen.count} file(s)?"))
+        if (answer or "").strip().lower() not in ("y", "yes"):
+            app.emit(Notice("nothing removed", "info"))
+            return None
+    app.emit(CleanReport(chosen, remove(chosen)))
+    return None
 
 
 @command("/login", "check an API key and store it in your user-level settings file")

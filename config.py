@@ -43,6 +43,7 @@ def process_environ() -> dict[str, str]:
     """The environment as s08 was started with it: os.environ plus the secrets handed over."""
     return {**os.environ, **_handed_over}
 APPROVAL_MODES = ("default", "auto_edit", "yolo")
+SANDBOX_MODES = ("read-only", "workspace", "off")
 PREVIEW_CHARS = 2_000      # head + tail kept in the context of anything saved to disk instead (outputs, inputs)
 BASH_TIMEOUT = 120.0       # seconds before a bash command's process group is killed
 
@@ -97,6 +98,9 @@ class Settings:
                                     "pauses longer than 5 minutes)", "ttl")
     prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool")
     model_price: str = _field("", "USD per million input,output tokens (overrides the built-in table)", "price")
+    # --- housekeeping (s08 clean) ---
+    keep_days: int = _field(30, "days an unused session's log, transcripts and saved outputs are kept before "
+                                "s08 clean removes them", "int", 0)
     # --- first run ---
     demo: str = _field("auto", "the built-in offline demo model: auto (when no key is configured), on, off",
                        "demo")
@@ -105,6 +109,13 @@ class Settings:
                                            "(file changes without asking) or yolo (never ask)", "mode")
     allow_commands: str = _field("", "comma-separated command prefixes that run without asking, "
                                      "e.g. pytest,npm test,git diff")
+    # --- the bash tool's kernel sandbox (see tools/sandbox.py) ---
+    sandbox: str = _field("read-only", "read-only (commands that run without a question run in a read-only "
+                                       "kernel sandbox), workspace (every command may write only in the "
+                                       "workspace, no network) or off (no sandbox: every command asks)", "sandbox")
+    sandbox_network: str = _field("off", "under SANDBOX=workspace, let commands use TCP", "bool")
+    max_processes: int = _field(512, "processes one command may have running at once before s08 kills it",
+                                "int", 8)
 
     @property
     def caching(self) -> bool:
@@ -189,6 +200,11 @@ def _parse(name: str, raw: str, kind: str, minimum):
         word = raw.strip().lower().replace("-", "_")
         if word not in APPROVAL_MODES:
             raise ValueError(f"must be one of {', '.join(APPROVAL_MODES)}")
+        return word
+    elif kind == "sandbox":
+        word = raw.strip().lower().replace("_", "-")
+        if word not in SANDBOX_MODES:
+            raise ValueError(f"must be one of {', '.join(SANDBOX_MODES)}")
         return word
     elif kind == "float":
         value = float(raw.strip())

@@ -132,6 +132,7 @@ class ContextReport:
     limit: int
     window: int
     window_source: str = "CONTEXT_WINDOW"     # or "learned from the API"
+    sandbox: str = ""                         # the bash tool's sandbox in one line (tools.sandbox.Sandbox.status)
 
 
 @dataclass
@@ -159,6 +160,21 @@ class CostReport:
 class HelpReport:
     """/help: the slash commands, as (name, help text) pairs in the order they were registered."""
     entries: list
+
+
+@dataclass
+class TimelineReport:
+    """/timeline: the session's timeline (a timeline.Timeline); with `detail`, one event's (a timeline.Detail)."""
+    timeline: Any
+    detail: Any = None
+
+
+@dataclass
+class CleanReport:
+    """/clean: what s08's folders take and what is old (a session.clean.Plan); `removed`: (files, bytes) once
+    removed."""
+    plan: Any
+    removed: Any = None
 
 
 @dataclass

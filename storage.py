@@ -1,5 +1,17 @@
 """Every file s08 writes for itself goes through here: `.task_outputs/` and `.transcripts/`.
 
+Each file a session writes is named for it, with an ordinal that sorts by time:
+
+    .transcripts/<session>-003-summary.jsonl     kind: snip, summary, manual, reactive, cold
+    .task_outputs/<session>-017-bash.txt         the raw output of one tool call
+
+A transcript's first line is its header (`{"t": "header", "session", "kind", "trigger",
+"tokens_before", "tokens_after", "messages": [first, end), "of", "time"}`), then one API-shaped
+message per line; `read_transcript` gives both back. The App binds the workspace to its session
+(`bind_session`); without a binding (a layer called on its own) the process gets an id of its own.
+Older s08 versions wrote `transcript_<time>_<hex>.jsonl`, `snipped_….jsonl` and
+`.task_outputs/tool-results/<id>.txt`: those are still read (by --resume, the inspector, clean).
+
 Names are made unique by creating the file exclusively (O_EXCL), so two
 outputs with the same tool_use id, two transcripts in the same second, or two
 sessions in one workspace never overwrite each other. Tests point the root
@@ -17,10 +29,13 @@ import secrets
 import time
 from pathlib import Path
 
-TASK_OUTPUTS_DIR = ".task_outputs/tool-results"
+TASK_OUTPUTS_DIR = ".task_outputs"
+LEGACY_OUTPUTS_DIR = ".task_outputs/tool-results"     # where s08 before session-named files put outputs
 SESSIONS_DIR = ".sessions"
 TRANSCRIPTS_DIR = ".transcripts"
-SNIPPED, SUMMARIZED = "snipped", "transcript"     # transcript kinds: .transcripts/<kind>_<time>_<id>.jsonl
+SNIPPED, SUMMARIZED = "snip", "summary"     # transcript kinds (also manual, reactive, cold)
+TRANSCRIPT_KINDS = ("snip", "summary", "manual", "reactive", "cold")
+HEADER = "header"                           # the "t" of a transcript's first line
 PERSISTED_OPEN, PERSISTED_CLOSE = "<persisted-output>", "</persisted-output>"   # an output moved to disk
 SAVED_TO = "Full output saved to: "        # then its path, in a persisted block (micro_compact and ui/ read it)
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -91,24 +106,123 @@ def write_new_text(folder: Path, stem: str, suffix: str, text: str) -> Path:
     return path
 
 
-def write_transcript(workspace: Path, messages: list[dict]) -> Path:
-    """Save a history as JSONL (one API-shaped message per line), atomically, never overwriting."""
-    final = reserve_transcript(workspace, SUMMARIZED)
-    tmp = final.parent / f".{final.name}.tmp"    # fill it via rename: a reader never sees half a file
+# ---- the session a workspace's files belong to ----------------------------------------------------
+_BOUND: dict[str, str] = {}
+_OWN_ID = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"     # for files written with no session bound
+_ORDINAL = re.compile(r"^(?P<session>\d{8}-\d{6}-[0-9a-f]+)-(?P<n>\d{3,})-(?P<kind>[A-Za-z0-9_.-]+?)\.(?:jsonl|txt)$")
+
+
+def bind_session(workspace: Path | str, session_id: str) -> None:
+    """From now on the files written for `workspace` are named for `session_id`."""
+    _BOUND[str(Path(workspace).resolve())] = session_id
+
+
+def session_of(workspace: Path | str) -> str:
+    return _BOUND.get(str(Path(workspace).resolve()), _OWN_ID)
+
+
+def parse_name(name: str) -> tuple[str, int, str] | None:
+    """(session, ordinal, kind) of a session-named file, or None (an older name)."""
+    m = _ORDINAL.match(name)
+    return (m["session"], int(m["n"]), m["kind"]) if m else None
+
+
+def _next_ordinal(workspace: Path, session: str) -> int:
+    highest = 0
+    for folder in (workspace / TRANSCRIPTS_DIR, workspace / TASK_OUTPUTS_DIR):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(session + "-"):
+                parsed = parse_name(name)
+                if parsed and parsed[0] == session:
+                    highest = max(highest, parsed[1])
+    return highest + 1
+
+
+def create_session_file(workspace: Path, folder: Path, kind: str, suffix: str) -> tuple[Path, int]:
+    """Create `<folder>/<session>-NNN-<kind><suffix>` exclusively with the session's next ordinal
+    (counted over both of s08's folders, so the names sort by time); return (path, fd)."""
+    workspace = Path(workspace)
+    session, kind = session_of(workspace), safe_stem(kind, 40)
+    ensure_folder(folder)
+    n = _next_ordinal(workspace, session)
+    for _ in range(10_000):
+        path = folder / f"{session}-{n:03d}-{kind}{suffix}"
+        try:
+            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        except FileExistsError:
+            n += 1
+    raise OSError(f"could not create a unique file for {kind!r} in {folder}")
+
+
+def transcript_header(workspace: Path, kind: str, trigger: str = "", before: int | None = None,
+                      after: int | None = None, first: int = 0, end: int = 0, of: int = 0) -> dict:
+    """A transcript's first line: which session wrote it, why, and what the context was."""
+    return {"t": HEADER, "session": session_of(workspace), "kind": kind, "trigger": trigger,
+            "tokens_before": before, "tokens_after": after, "messages": [first, end], "of": of,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
+def _write_lines(path: Path, lines: list[dict]) -> None:
+    tmp = path.parent / f".{path.name}.tmp"    # fill it via rename: a reader never sees half a file
     with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "w", encoding="utf-8",
                    errors="replace") as f:
-        f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
+        f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in lines))
         f.flush()
         os.fsync(f.fileno())
-    os.replace(tmp, final)
+    os.replace(tmp, path)
+
+
+def write_transcript(workspace: Path, messages: list[dict], header: dict | None = None,
+                     path: Path | None = None) -> Path:
+    """Save a history as JSONL (its header, then one API-shaped message per line), atomically, in a new
+    file named for the session and the header's kind (or in `path`, reserved before); never overwriting."""
+    header = header or transcript_header(workspace, SUMMARIZED, end=len(messages), of=len(messages))
+    final = path or reserve_transcript(workspace, header.get("kind", SUMMARIZED))
+    _write_lines(final, [header, *messages])
     return final
 
 
+def finish_transcript(path: Path, **fields) -> None:
+    """Complete a transcript's header (e.g. the tokens after the summary), atomically."""
+    header, messages = read_transcript(path)
+    if header is not None:
+        _write_lines(path, [{**header, **fields}, *messages])
+
+
+def read_transcript(path: Path) -> tuple[dict | None, list[dict]]:
+    """(its header — None in an older transcript —, its messages); unreadable lines are skipped."""
+    header, messages = None, []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(record, dict):
+                continue
+            if n == 0 and record.get("t") == HEADER and "role" not in record:
+                header = record
+            elif "role" in record:
+                messages.append(record)
+    return header, messages
+
+
 def reserve_transcript(workspace: Path, kind: str) -> Path:
-    """Create a new, empty, uniquely named `.transcripts/<kind>_<time>_<id>.jsonl` and return it."""
-    path, fd = create_unique(workspace / TRANSCRIPTS_DIR, f"{kind}_{time.strftime('%Y%m%d_%H%M%S')}_"
-                             f"{secrets.token_hex(3)}", ".jsonl")
+    """Create a new, empty `.transcripts/<session>-NNN-<kind>.jsonl` and return it."""
+    path, fd = create_session_file(workspace, Path(workspace) / TRANSCRIPTS_DIR, kind, ".jsonl")
     os.close(fd)
+    return path
+
+
+def write_output(workspace: Path, tool: str, text: str) -> Path:
+    """A tool's output in a new `.task_outputs/<session>-NNN-<tool>.txt`, raw; returns its path."""
+    path, fd = create_session_file(workspace, Path(workspace) / TASK_OUTPUTS_DIR, tool, ".txt")
+    with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
+        f.write(text)
     return path
 
 

@@ -18,9 +18,15 @@ remembered as a prefix.
 Files that configure the programs commands run (`.git/`, `.gitattributes`, `.envrc`, shell startup
 files…) ask before every change in default and auto_edit, whatever was answered before.
 
-The loop calls `Approvals.review(call, change, ask)` before each tool call. `ask` is the UI's
-callback (None in -p and piped modes, where nobody can answer: the call is refused with a tool
-error the model reads, and a notice says how to allow it). A "no" becomes a tool error too, with
+Kernel sandbox (tools/sandbox.py): `decide` also says how an allowed call runs — "read-only" when
+the policy let a command run without a question because it judged it read-only (it then runs in the
+read-only sandbox), "" when the person allowed it (yes, always, ALLOW_COMMANDS, yolo). Where there is
+no sandbox (`sandbox_problem` says why) and for a command the sandbox refused once (`sandbox_refused`),
+nothing runs without a question.
+
+The loop calls `Approvals.decide(call, change, ask)` (or `review`, its refusal only) before each tool
+call. `ask` is the UI's callback (None in -p and piped modes, where nobody can answer: the call is
+refused with a tool error the model reads, and a notice says how to allow it). A "no" becomes a tool error too, with
 the person's reason. "Always" remembers a command prefix, or every command / every file change,
 for the rest of the session. The bash tool's guard against catastrophic commands applies in
 every mode; this is the guard for everything else bash can do.
@@ -126,6 +132,7 @@ class Request:
     change: object = None          # tools.preview.FileChange for write_file / edit_file
     prefixes: tuple = ()
     sensitive: str = ""            # a file that configures commands: why it always asks
+    why: str = ""                  # a command that looks read-only but asks: why (no sandbox, refused by it)
 
 
 @dataclass
@@ -167,6 +174,8 @@ class Approvals:
         if mode not in MODES:
             raise ValueError(f"APPROVAL_MODE must be one of {', '.join(MODES)}")
         self.mode, self.allow_commands = mode, tuple(allow_commands)
+        self.sandbox_problem = ""          # why commands cannot run in the kernel sandbox ("" when they can)
+        self.refused_by_sandbox: set[str] = set()     # commands the read-only sandbox refused: they ask next time
         self.forget()
 
     def forget(self) -> None:
@@ -215,12 +224,51 @@ class Approvals:
         elif answer.scope == "prefix":       # only what command_prefix itself would offer: never `for`, `xargs`
             self.prefixes.update(p for p in request.prefixes if p and command_prefix(p.split()) == p)
 
+    def judged_read_only(self, name: str, args) -> bool:
+        """Would this bash call run without a question only because every part of it looks read-only
+        (not because of yolo, an "always" or an allowed prefix)?"""
+        command = str(args.get("command", "")) if isinstance(args, dict) else ""
+        if name != "bash" or self.mode == "yolo" or self.all_commands or not command.strip():
+            return False
+        parts = split_command(command)
+        return parts is not None and all(read_only(p) for p in parts)
+
+    def sandbox_refused(self, command: str) -> None:
+        """The read-only sandbox refused this command: the next call of it asks the person."""
+        self.refused_by_sandbox.add(command)
+
+    def _ask_instead(self, name: str, args, why: str) -> Request:
+        """The question for a read-only command that may not run unasked (no sandbox, or it refused it)."""
+        command = str(args.get("command", ""))
+        parts = split_command(command) or []
+        offers = [offered_prefix(p) for p in parts]
+        return Request(name, "command", command, prefixes=tuple(dict.fromkeys(offers)) if all(offers) else (),
+                       why=f"asked because {why}: a yes runs it outside the sandbox")
+
     def review(self, name: str, args, change, ask, where: str = "") -> Refusal | None:
         """None: run the call. A Refusal: return its text to the model as a tool error instead.
         `where`: a file tool's resolved path (tools.preview.target_path)."""
-        request = self.needs_approval(name, args, where or getattr(change, "path", "") or "")
+        return self.decide(name, args, change, ask, where)[0]
+
+    def decide(self, name: str, args, change, ask, where: str = "") -> tuple[Refusal | None, str]:
+        """(refusal or None, how the call runs): "read-only" when the policy lets it run without a
+        question because it judged it read-only (the bash tool then runs it in the read-only sandbox),
+        "" when it runs as allowed."""
+        request, why = self.needs_approval(name, args, where or getattr(change, "path", "") or ""), ""
+        if request is None and self.judged_read_only(name, args):
+            why = self.sandbox_problem or ("the read-only sandbox refused it before"
+                                           if args.get("command") in self.refused_by_sandbox else "")
+            if not why:
+                return None, "read-only"
+            request = self._ask_instead(name, args, why)
         if request is None:
-            return None
+            return None, ""
+        refusal = self._ask(request, name, args, change, ask)
+        if refusal is not None and refusal.notice and why:
+            refusal.notice += f" (asked because {why})"
+        return refusal, ""
+
+    def _ask(self, request: Request, name: str, args, change, ask) -> Refusal | None:
         request.change = change
         if ask is None:
             return Refusal(f"Not run: this {name} call needs the person's approval (APPROVAL_MODE={self.mode}) "

@@ -1,7 +1,7 @@
 """Layer 1 — tool_result_budget: outputs too large for the context go to disk.
 
     one output > PERSIST_THRESHOLD chars          ─┐
-    the latest round's outputs > ROUND_BUDGET     ─┴→ .task_outputs/tool-results/<id>.txt
+    the latest round's outputs > ROUND_BUDGET     ─┴→ .task_outputs/<session>-NNN-<tool>.txt
          (largest first, until the round fits)        the message keeps <persisted-output>:
                                                       path, size, head+tail preview, how to read more
 
@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from config import PREVIEW_CHARS
 from events import Compaction, CompactionKind, Emit, ignore
-from storage import PERSISTED_OPEN, TASK_OUTPUTS_DIR, persisted_block, relative, write_new_text
+from storage import PERSISTED_OPEN, TASK_OUTPUTS_DIR, persisted_block, relative, write_output
 from .boundaries import replace_blocks, result_text, tool_names
 from .layer import LayerContext, SettingsLayer
 
@@ -66,8 +66,8 @@ class ToolResultBudget(SettingsLayer):
         return out
 
 
-def _persist(workspace: Path, block: dict, text: str, preview_chars: int) -> tuple[dict, Path]:
-    path = write_new_text(workspace / TASK_OUTPUTS_DIR, block.get("tool_use_id", "output"), ".txt", text)
+def _persist(workspace: Path, block: dict, text: str, preview_chars: int, tool: str = "output") -> tuple[dict, Path]:
+    path = write_output(workspace, tool, text)
     half = preview_chars // 2
     head, tail = text[:half], text[-half:] if len(text) > half else ""
     preview = persisted_block(relative(workspace, path), len(text), text.count("\n") + 1, head, tail)
@@ -126,16 +126,21 @@ def persist_outputs(messages: list[dict], threshold: int, round_budget: int, pre
     chosen = _choose(messages, threshold, round_budget, preview_chars, preserve, start)
     if not chosen:
         return messages, []
-    out, paths, chars = list(messages), [], 0
+    out, paths, chars, names = list(messages), [], 0, tool_names(messages)
     changes: dict[int, dict[int, dict]] = {}
+    outputs = []                          # for the session log's index of saved outputs
     for (i, j), text in chosen.items():
-        new_block, path = _persist(workspace, messages[i]["content"][j], text, preview_chars)
+        block = messages[i]["content"][j]
+        tool = names.get(block.get("tool_use_id"), "output")
+        new_block, path = _persist(workspace, block, text, preview_chars, tool)
         changes.setdefault(i, {})[j] = new_block
         paths.append(path)
         chars += len(text)
+        outputs.append({"path": relative(workspace, path), "tool_use_id": block.get("tool_use_id", ""),
+                        "tool": tool, "size": len(text), "message": i})
     for i, blocks_changed in changes.items():
         out[i] = replace_blocks(messages[i], blocks_changed)
     where = relative(workspace, paths[0]) if len(paths) == 1 else f"{TASK_OUTPUTS_DIR}/"
     emit(Compaction(CompactionKind.TOOL_RESULT_BUDGET, f"persisted {len(paths)} output{'s' * (len(paths) > 1)} "
-                    f"({chars:,} chars) → {where}", {"paths": [str(p) for p in paths]}))
+                    f"({chars:,} chars) → {where}", {"paths": [str(p) for p in paths], "outputs": outputs}))
     return out, paths

@@ -152,10 +152,13 @@ class Compactor:
         else:
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} tokens and the prompt cache "
                                        "has expired: compacting now costs nothing extra"))
-        return self._summarize(out, "", AUTO, measured=size, sent=messages)
+        why = ("summary", f"{size:,} > {limit:,} tokens") if size > limit else \
+            ("cold", f"{size:,} tokens, prompt cache expired")
+        return self._summarize(out, "", AUTO, measured=size, sent=messages, why=why)
 
     def _summarize(self, messages: list[dict], focus: str, kind: CompactionKind, measured: int | None = None,
-                   scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None) -> list[dict]:
+                   scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None,
+                   why: tuple[str, str] = ("summary", "")) -> list[dict]:
         """Summarize for `kind` (auto_compact, manual_compact, reactive_compact); on failure keep the
         history and — except for a manual compact — fall back to the non-model reduction. `stated`: the
         window an error just stated, used for this compaction even when too small to keep believing."""
@@ -163,7 +166,7 @@ class Compactor:
         job = SummaryJob(self.summarize, focus=focus, workspace=self.workspace, system=self.system,
                          tools=self.tools, window=window, max_input_tokens=input_budget(window, s.summary_max_tokens),
                          measured=measured or self.measure(messages), sent=sent, continuity=self.continuity,
-                         emit=self.emit)
+                         emit=self.emit, kind=why[0], trigger=why[1])
         try:
             if kind is REACTIVE:
                 new = reactive_compact(messages, job, scale)
@@ -203,7 +206,7 @@ class Compactor:
                 self.continuity.saved(relative(self.workspace, path), "output")
             out, snipped_to = snip_to_transcript(out, target, target, workspace=self.workspace,
                                                  transcript=self.snip_transcript, continuity=self.continuity,
-                                                 emit=self.emit)
+                                                 emit=self.emit, trigger="fallback: no summary")
             self.snip_transcript = snipped_to or self.snip_transcript
         except OSError as exc:
             self.emit(Notice(f"[fallback could not write to disk: {exc.strerror or exc}]", "warning"))
@@ -219,7 +222,7 @@ class Compactor:
         """The compact tool and /compact: summarize now (with an optional focus)."""
         self.emit(Compaction(MANUAL, f"[{MANUAL.label}]" + (f" focus: {focus}" if focus else "")))
         self.failures, self.auto_enabled, self.failed_this_turn = 0, True, False
-        return self._summarize(messages, focus, MANUAL)
+        return self._summarize(messages, focus, MANUAL, why=("manual", "compact" + (f", focus: {focus}" if focus else "")))
 
     def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None) -> list[dict]:
         """The API said the prompt is too long (`counted` > `maximum` tokens, when it said the numbers):
@@ -231,4 +234,5 @@ class Compactor:
         self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] the API says the prompt is too long{said}; "
                                        "compacting and retrying once"))
         self.learn_window(maximum)
-        return self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum)
+        return self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum,
+                               why=("reactive", f"prompt is too long{said}"))

@@ -7,7 +7,7 @@ The seed's arithmetic (keep 3 at the head, the rest from the tail), with two
 changes. It cuts down to SNIP_TARGET_MESSAGES (20), well below the trigger
 (50), so it fires once every ~30 messages instead of every turn (each snip
 rewrites the prompt and breaks its cache; bench/cost.py chose the numbers). And nothing is lost: the snipped messages are
-appended to a transcript the marker names, and what the cut hides rides along
+saved to a transcript of their own (one snip, one file, its header first: storage.py) that the marker names, and what the cut hides rides along
 in the marker (continuity.py): every message the person typed that the rest
 of the history no longer shows, and the work ledger of the snipped part. The
 snip must save tokens by itself; what rides along is the price of keeping
@@ -15,7 +15,7 @@ the person's words. Boundaries move, as in the seed, so no tool_use/tool_result
 pair is split.
 
 The layer is SnipCompact (settings: SnipSettings); snip_to_transcript returns the
-transcript it appended to, so the caller keeps it (snip_compact drops it).
+transcript it wrote, so the caller keeps it (snip_compact drops it).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from events import Compaction, CompactionKind, Emit, ignore
-from storage import SNIPPED, append_transcript, relative, reserve_transcript
+from storage import SNIPPED, relative, reserve_transcript, transcript_header, write_transcript
 from .boundaries import safe_cuts
 from .continuity import Continuity
 from .layer import LayerContext, SettingsLayer
@@ -50,8 +50,7 @@ DEFAULTS = SnipSettings()
 
 
 class SnipCompact(SettingsLayer):
-    """The layer: appends to the session's snip transcript (the context's), or starts one and
-    leaves its path in the context for the next snip."""
+    """The layer: writes each snip to a transcript of its own and leaves its path in the context."""
     settings_class = SnipSettings
     name: ClassVar[CompactionKind] = CompactionKind.SNIP_COMPACT
 
@@ -77,7 +76,8 @@ def snip_compact(messages: list[dict], max_messages: int = DEFAULTS.max_messages
 def snip_to_transcript(messages: list[dict], max_messages: int = DEFAULTS.max_messages,
                        target_messages: int | None = None, keep_head: int = KEEP_HEAD, *,
                        workspace: Path | None = None, transcript: Path | None = None,
-                       continuity: Continuity | None = None, emit: Emit = ignore) -> tuple[list[dict], Path | None]:
+                       continuity: Continuity | None = None, emit: Emit = ignore,
+                       trigger: str = "") -> tuple[list[dict], Path | None]:
     """(the history with its middle snipped if it has more than `max_messages` messages, the transcript
     the snipped messages were appended to — None when nothing was snipped)."""
     n = len(messages)
@@ -96,21 +96,22 @@ def snip_to_transcript(messages: list[dict], max_messages: int = DEFAULTS.max_me
     if all(_is_marker(m) for m in snipped):
         return messages, None       # only an earlier snip's marker: cutting it again gains nothing
     workspace = Path(workspace or Path.cwd())
-    path = transcript or reserve_transcript(workspace, SNIPPED)
+    path = reserve_transcript(workspace, SNIPPED)       # one snip, one file (`transcript`: the last one)
     shown = relative(workspace, path)
     marker = {"type": "text", "text": f"{SNIP_PREFIX}{len(snipped)} messages → {shown}]"}
     kept = messages[:head_end] + [{"role": "user", "content": [marker]}] + messages[tail_start:]
     if estimate_tokens(kept) >= estimate_tokens(messages):
-        if transcript is None:
-            path.unlink(missing_ok=True)       # nothing gained: keep the history as it is
+        path.unlink(missing_ok=True)       # nothing gained: keep the history as it is
         return messages, None
     keep = continuity or Continuity.from_history(messages, workspace)
     extra, moved = keep.blocks_for_cut(kept, shown, only_unseen=True)    # what the cut hides, riding along
     out = messages[:head_end] + [{"role": "user", "content": [marker] + extra}] + messages[tail_start:]
-    append_transcript(workspace, snipped, path)
+    header = transcript_header(workspace, SNIPPED, trigger or f"{n} messages > {max_messages}",
+                               estimate_tokens(messages), estimate_tokens(out), head_end, tail_start, n)
+    write_transcript(workspace, snipped, header, path)
     keep.commit(moved, shown)
     emit(Compaction(CompactionKind.SNIP_COMPACT, f"snipped {len(snipped)} messages → {shown}",
-                    {"path": str(path), "count": len(snipped)}))
+                    {"path": str(path), "count": len(snipped), "header": header}))
     return out, path
 
 

@@ -1,6 +1,6 @@
 """Layer 4 — compact_history (and reactive_compact): replace the history with a model-written summary.
 
-    history ──► .transcripts/transcript_<time>_<id>.jsonl       (everything, one message per line)
+    history ──► .transcripts/<session>-NNN-<kind>.jsonl          (a header, then everything, one message per line)
         └────► summary request: the history as sent + the summary instruction (no tools)
                  (shortened oldest-first only when it would not fit the model's window)
     new history = [ summary message: "[compacted] … transcript: <path>"
@@ -26,7 +26,7 @@ from typing import Any, Callable
 from events import Compaction, CompactionKind, Emit, ignore
 from messages import blocks
 from llm.contract import ErrorKind
-from storage import relative, write_transcript
+from storage import SUMMARIZED, finish_transcript, relative, transcript_header, write_transcript
 from .boundaries import safe_cuts, unseen_start
 from .continuity import Continuity
 from .markers import COMPACTED_PREFIX, SUMMARY_PREFIX
@@ -68,6 +68,7 @@ class SummaryJob:
     sent              the history as it was last sent, before this call's cheaper layers rewrote it
     continuity        the person's messages and the work ledger (default: read from the history)
     emit              where the events go
+    kind, trigger     what the transcript's header says: summary, cold, manual or reactive, and why
     """
     summarize: Summarize
     focus: str = ""
@@ -80,6 +81,8 @@ class SummaryJob:
     sent: list[dict] | None = None
     continuity: Continuity | None = None
     emit: Emit = ignore
+    kind: str = SUMMARIZED
+    trigger: str = ""
 
 
 class SummaryFailed(Exception):
@@ -215,13 +218,17 @@ def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, ki
         raise SummaryFailed("there is too little to summarize yet", trivial=True)
     workspace, system, tools, emit = Path(job.workspace or Path.cwd()), job.system, job.tools, job.emit
     before = estimate_tokens(messages, system, tools)
+    header = transcript_header(workspace, job.kind, job.trigger, job.measured or before, None, 0, keep_from,
+                               len(messages))
     try:
-        transcript = relative(workspace, write_transcript(workspace, messages))
+        saved = write_transcript(workspace, messages, header)
+        transcript = relative(workspace, saved)
     except OSError as exc:
         raise SummaryFailed(f"cannot save the transcript: {exc.strerror or exc}") from None
     keep = job.continuity or Continuity.from_history(messages, workspace)
     keep.saved(transcript, "transcript")
-    emit(Compaction(CompactionKind.TRANSCRIPT, f"[transcript saved: {transcript}]", {"path": transcript}))
+    emit(Compaction(CompactionKind.TRANSCRIPT, f"[transcript saved: {transcript}]", {"path": transcript,
+                                                                                   "header": header}))
 
     as_sent = job.sent if job.sent is not None else messages
     source = messages[:keep_from] if keep_tail_tokens else as_sent[:unseen_start(as_sent)] or as_sent
@@ -242,6 +249,11 @@ def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, ki
         raise SummaryFailed(f"the summary ({after:,} tokens) is not smaller than the history ({before:,})")
     keep.commit(moved, transcript)
     shown = job.measured or before     # the size that triggered us, when the caller measured it
+    try:
+        finish_transcript(saved, tokens_after=after)
+    except OSError:
+        pass                           # the header keeps tokens_after null; the session log has it
     emit(Compaction(kind, f"[{kind.label}] {shown:,} → {after:,} tokens", {"before": shown, "after": after,
-                                                                          "transcript": transcript}))
+                                                                          "transcript": transcript,
+                                                                          "header": {**header, "tokens_after": after}}))
     return new

@@ -2,22 +2,21 @@
 
 A single paste bigger than half the model's window (CONTEXT_WINDOW) could never be answered: the
 current request is kept verbatim through compaction, so every later call would be refused as too
-long until /clear. Instead the text goes to `.task_outputs/inputs/input-<time>.txt` (owner-only,
+long until /clear. Instead the text goes to `.task_outputs/<session>-NNN-input.txt` (owner-only,
 never overwritten) and the message carries its size, its path, how to read it, and its head and
 tail. If the disk refuses the file, only the head and tail are sent, and the message says so.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from compaction.tokens import estimate_text
 from config import PREVIEW_CHARS
 from events import Notice
-from storage import relative, write_new_text
+from storage import relative, write_output
 
-INPUTS_DIR = ".task_outputs/inputs"
+INPUTS_DIR = ".task_outputs/inputs"           # where older versions saved them (s08 clean still looks there)
 MAX_SHARE_OF_WINDOW = 0.5
 
 
@@ -32,8 +31,7 @@ def fit_input(text: str, window: int, workspace: Path, emit) -> str:
         return text
     half = PREVIEW_CHARS // 2
     try:
-        saved = relative(workspace, write_new_text(workspace / INPUTS_DIR, f"input-{time.strftime('%Y%m%d_%H%M%S')}",
-                                                   ".txt", text))
+        saved = relative(workspace, write_output(workspace, "input", text))
         where = (f"It is saved in full at: {saved}\nRead it in pieces with read_file(path=\"{saved}\", "
                  "offset=<first line>, limit=<lines>), or search it with bash (grep, head, sed -n).")
         notice = f"[your input ({len(text):,} chars, ~{tokens:,} tokens) is too large for the context; saved to " \

@@ -43,19 +43,25 @@ def _declined(call: dict, refusal, agent, add, typed: list[dict]) -> None:
 
 
 def _approve(call: dict, agent):
-    """(refusal or None, the planned file change): the approval, which may ask the person."""
+    """(refusal or None, the planned file change, how it runs): the approval, which may ask the person."""
     name, args = call["name"], call.get("input")
     change = planned_change(agent.tool_ctx, name, args)
-    return agent.approvals.review(name, args, change, agent.ask, target_path(agent.tool_ctx, name, args)), change
+    refusal, run_as = agent.approvals.decide(name, args, change, agent.ask, target_path(agent.tool_ctx, name, args))
+    return refusal, change, run_as
 
 
-def _run_one(call: dict, agent) -> ToolResult:
-    """Run one approved call; its output streams out as ToolOutput events."""
+def _run_one(call: dict, agent, run_as: str = "") -> ToolResult:
+    """Run one approved call (`run_as`: "read-only" puts a command in the read-only sandbox); its output
+    streams out as ToolOutput events."""
     agent.tool_ctx.progress = lambda text: agent.emit(ToolOutput(call["id"], agent.tool_ctx.redact(text)))
+    agent.tool_ctx.run_as = run_as
     try:
-        return run_tool(call["name"], call.get("input"), agent.tool_ctx)
+        result = run_tool(call["name"], call.get("input"), agent.tool_ctx)
     finally:
-        agent.tool_ctx.progress = None
+        agent.tool_ctx.progress, agent.tool_ctx.run_as = None, ""
+    if result.meta.get("sandbox_refused") == "read-only":      # the next identical call asks the person
+        agent.approvals.sandbox_refused(call["input"]["command"])
+    return result
 
 
 def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, cut_off: bool = True) -> None:
@@ -85,13 +91,13 @@ def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, c
                 continue
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
             asking = call
-            refusal, change = _approve(call, agent)
+            refusal, change, run_as = _approve(call, agent)
             asking = None
             if refusal is not None:
                 _declined(call, refusal, agent, add, typed)
                 continue
             running, started = call, time.monotonic()      # the time shown is the tool's, not the question's
-            result = _run_one(call, agent)
+            result = _run_one(call, agent, run_as)
             content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
             add(tool_result(call["id"], content, result.is_error), call, result.meta)
             running = None

@@ -23,6 +23,10 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "kept",    "typed": [...], "ledger": {...}}                      both of those, whole (written
                                                                            after a catch-up snapshot)
     {"t": "window",  "tokens": 12000}                                      the API stated the window
+    {"t": "compaction", "layer": …, "path": …, "request": 12, …}           a compaction, and where what it
+    {"t": "output",  "path": …, "command": …, "exit_code": 0, …}           removed went; a saved output
+                                                                           (session_index.py; the
+                                                                           inspector reads them)
 
 Replaying the records gives the history exactly as the model would see it
 next, the person's messages and the work ledger that every compaction keeps

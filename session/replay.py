@@ -24,6 +24,7 @@ from llm.usage import clean_usage
 from session.repair import STOPPED_RESULT, make_sendable
 
 CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept")
+INDEX_RECORDS = ("compaction", "output")       # what happened and where it went (session_index.py): not replayed
 MODEL_CHARS = 200             # of a usage record's model name
 
 
@@ -74,7 +75,7 @@ def _record_ok(r, length: int) -> bool:
     if kind == "kept":
         return (isinstance(r.get("typed"), list) and WorkLedger.state_ok(r.get("ledger"))
                 and all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in r["typed"]))
-    return kind == "session"
+    return kind == "session" or kind in INDEX_RECORDS
 
 
 def _work_ok(w: dict) -> bool:

@@ -114,12 +114,37 @@ def _result_text(block: dict) -> str:
     return content if isinstance(content, str) else _text_of(content)
 
 
+# "Every Python file" means the workspace's own: what git tracks or would track (git-ignored folders
+# left out), and never a build/ folder, an *.egg-info, a virtualenv or a hidden folder — the same
+# rule when there is no git (find prunes those folders, own_python_files drops them from either list).
+LIST_TRACKED = "git ls-files --cached --others --exclude-standard -- '*.py'"
+LIST_ALL = ("find . \\( -name '.?*' -o -name build -o -name '*.egg-info' -o -name venv -o -name node_modules "
+            "-o -name __pycache__ \\) -prune -o -name '*.py' -print")
+NOT_OWN = re.compile(r"(^|/)(\.[^/]+|build|venv|node_modules|__pycache__|[^/]*\.egg-info)/")
+
+
+def own_python_files(listing: str) -> list[str]:
+    """The Python files of a listing (one path a line) that belong to the workspace itself, sorted."""
+    files = set()
+    for line in listing.splitlines():
+        path = line.strip()
+        path = path[2:] if path.startswith("./") else path
+        if path.endswith(".py") and not NOT_OWN.search(path) and not path.startswith("[exit code"):
+            files.add(path)
+    return sorted(files)
+
+
+def _bash(command: str) -> dict:
+    return {"tool_calls": [{"name": "bash", "input": {"command": command}}]}
+
+
 class Brain:
     """Callable reply source for StandIn(brain=Brain())."""
 
     def __init__(self, label: str = ""):
         self.plan_key: str | None = None
         self.files: list[str] | None = None
+        self.listed_with = LIST_TRACKED
         self.next_file = 0
         self.label = label
 
@@ -163,16 +188,19 @@ class Brain:
         return {"text": said + (HINT_ZH if zh else HINT)}
 
     def _read_all(self, request: str, results: list[dict], zh: bool) -> dict:
-        find = {"tool_calls": [{"name": "bash", "input": {
-            "command": "find . -name '*.py' -not -path '*/.*' -not -path '*/venv/*' | sort"}}]}
+        """Experiment 1: list the workspace's own Python files (git's view first, find's where there is
+        no git), then read them one per reply."""
         if self.plan_key != request:
-            self.plan_key, self.files, self.next_file = request, None, 0
-            return find
+            self.plan_key, self.files, self.next_file, self.listed_with = request, None, 0, LIST_TRACKED
+            return _bash(LIST_TRACKED)
         if self.files is None:
             if not results:
-                return find
-            self.files = [line.strip() for line in _result_text(results[0]).splitlines()
-                          if line.strip().endswith(".py")]
+                return _bash(self.listed_with)
+            text = _result_text(results[0])
+            if self.listed_with == LIST_TRACKED and not re.search(r"\[exit code 0\]\s*$", text):
+                self.listed_with = LIST_ALL                  # not a git repository
+                return _bash(LIST_ALL)
+            self.files = own_python_files(text)
         if self.next_file < len(self.files):
             path = self.files[self.next_file]
             self.next_file += 1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
 E2E = TESTS / "e2e"
-STARTS_A_PROCESS = re.compile(r"\b(pexpect|spawn_agent|run_agent|popen_agent|sys\.executable)\b")
+STARTS_A_PROCESS = re.compile(r"\b(pexpect|spawn_agent|run_agent|popen_agent|AGENT)\b|\"-m\", \"standin\"")
 
 
 def test_exactly_the_tests_under_e2e_are_slow(request):

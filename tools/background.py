@@ -8,6 +8,7 @@ dropped their environment (`env -i … &`) are adopted by s08 instead of init, a
     jobs.env(tag)            the variable to give a command
     jobs.after(tag, pid)     what that command left running (remembered), excluding `pid` itself
     jobs.kill(procs)         SIGKILL them; returns those still alive afterwards (checked, not assumed)
+    family_size(pid, since)  how many processes a running command has (MAX_PROCESSES bounds it)
     jobs.end_all()           at exit: SIGTERM, a short wait, SIGKILL; returns what was ended
 
 Processes are identified by (pid, start time), so a reused pid is never signalled.
@@ -107,6 +108,27 @@ def group_members(pgid: int) -> list[int]:
         if info and info[2] == pgid and info[0] not in ("Z", "X"):
             out.append(pid)
     return out
+
+
+def family_size(pid: int, since: int = 0) -> int:
+    """How many live processes belong to the command `pid`: its process group, its descendants (whatever
+    group or session they moved to) and the orphans s08 adopted that started at `since` or later."""
+    me, members = os.getpid(), set()
+    children: dict[int, list[int]] = {}
+    for other in _pids():
+        info = _stat(other)
+        if info is None or info[0] in ("Z", "X"):
+            continue
+        children.setdefault(info[1], []).append(other)
+        if info[2] == pid or (_adopting and info[1] == me and int(info[3]) >= since and other != pid):
+            members.add(other)
+    todo = [pid, *members]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in members:
+                members.add(child)
+                todo.append(child)
+    return len(members)
 
 
 class Jobs:

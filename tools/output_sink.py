@@ -4,7 +4,7 @@
 
 The stream is redacted first (redact.StreamRedactor: a key split across two chunks is still found),
 so nothing kept — in memory, on disk, in the head and tail shown to the model — holds a key. Up to
-MEMORY_CAP bytes stay in memory; past that the output streams to `.task_outputs/tool-results/`
+MEMORY_CAP bytes stay in memory; past that the output streams to `.task_outputs/<session>-NNN-bash.txt`
 (the first FILE_CAP bytes are kept) and the model gets the head, the tail and the path. When the
 spill file cannot be created or written (a full disk, a read-only workspace), the output is not
 lost: its head and tail stay in memory and the result says what happened.
@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import codecs
 import os
-import time
 from pathlib import Path
 
 from config import PREVIEW_CHARS
 from redact import StreamRedactor
-from storage import create_unique, persisted_block, relative
+from storage import create_session_file, persisted_block, relative
 
 MEMORY_CAP = 1024 * 1024          # bytes of output held in memory before spilling to a file
 FILE_CAP = 256 * 1024 * 1024      # bytes of output kept on disk; the rest is counted, not stored
@@ -59,7 +58,7 @@ class OutputSink:
             self.tail = bytearray(self.buf[-DEGRADED_KEEP:])
             pending, self.buf = bytes(self.buf), bytearray()
             try:
-                self.path, self.fd = create_unique(self.spill_dir, f"bash-{time.strftime('%Y%m%d_%H%M%S')}", ".txt")
+                self.path, self.fd = create_session_file(self.spill_dir.parent, self.spill_dir, "bash", ".txt")
             except OSError as exc:
                 self.failure = exc.strerror or str(exc)
             self._spill(pending)

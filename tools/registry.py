@@ -47,6 +47,8 @@ class ToolContext:
     secrets: tuple = ()                       # key and token values, redacted from every result
     settings_files: tuple = ()                # s08's own settings files: never written by file tools
     jobs: Any = None                          # background processes commands left running (Jobs)
+    sandbox: Any = None                       # the bash tool's kernel sandbox (tools.sandbox.Sandbox)
+    run_as: str = ""                          # how the approval let this call run: "read-only" or "" (approved)
 
     def redact(self, text: str) -> str:
         return redact(text, self.secrets)

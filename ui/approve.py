@@ -75,7 +75,10 @@ def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
 
 def question_lines(request: Request, width: int) -> list[Text]:
     if request.kind == "command":
-        return [Text("? run this command?", style="bold yellow")] + command_rows(request.command, width)[0]
+        lines = [Text("? run this command?", style="bold yellow")] + command_rows(request.command, width)[0]
+        if request.why:                                    # a read-only command the sandbox could not take
+            lines.append(Text("    " + safe_line(request.why, max(10, width - 4)), style="yellow"))
+        return lines
     change = request.change
     path = safe_line(getattr(change, "path", "") or "the file")
     verb = "create" if change is not None and change.before is None else "apply this change to"

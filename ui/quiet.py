@@ -7,6 +7,7 @@ import sys
 
 from events import (Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice, Retrying,
                     ShowToolResult, ToolFinished, ToolStarted, TurnStatus)
+from events import CleanReport, TimelineReport
 from .render import compaction_line, retry_line
 from .reports import context_report, cost_report, help_report, memory_report, status_line
 from .sanitize import safe, safe_data, safe_line
@@ -56,6 +57,10 @@ class QuietRenderer:
                     HelpReport: help_report}[type(event)](event).plain
         elif isinstance(event, ShowToolResult):
             line = event.finished.content if event.finished else "no tool has run in this session yet"
+        elif isinstance(event, (TimelineReport, CleanReport)):
+            from rich.console import Console
+            from .timeline_view import show_report
+            show_report(Console(file=self.stream or sys.stderr, highlight=False, width=120), event)
         if line:
             print(line, file=self.stream or sys.stderr, flush=True)
 

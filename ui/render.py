@@ -19,12 +19,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from events import CleanReport, TimelineReport
 from events import (ClearScreen, Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice,
                     RequestStarted, ResponseDone, Retrying, ShowToolResult, TextDelta, ToolFinished, ToolOutput,
                     ToolStarted, TurnStatus)
 from .activity import Activity
 from .markdown_stream import MarkdownStream
 from .reports import context_report, cost_report, help_report, memory_report, status_line
+from .timeline_view import show_report
 from .sanitize import safe, safe_data
 from .toolview import finished_lines, live_tail, parse_persisted, seconds, tool_header
 
@@ -127,6 +129,9 @@ class Renderer:
             self.console.clear()
         elif isinstance(event, ShowToolResult):
             self.page(event.finished)
+        elif isinstance(event, (TimelineReport, CleanReport)):
+            self._settle()
+            show_report(self.console, event)
 
     def page(self, finished: ToolFinished | None) -> None:
         """/last: the whole result of the latest tool call (a saved output read from its file)."""

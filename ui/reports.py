@@ -61,6 +61,9 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
         out.append("· over CONTEXT_LIMIT: compaction runs before the next call", style="yellow")
     else:
         out.append(f"· {event.limit - event.total:,} free before compaction", style="dim")
+    if event.sandbox:
+        out.append("\n").append(safe_line(event.sandbox), style="yellow" if "every command asks" in event.sandbox
+                                 else "dim")
     return out
 
 

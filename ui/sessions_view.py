@@ -37,6 +37,9 @@ def print_banner(console: Console, app) -> None:
     console.print(model + _pair("workspace ", app.workspace) + endpoint)
     console.print(Text("Enter sends · Alt-Enter adds a line · Esc or Ctrl-C interrupts · Shift-Tab approvals "
                        f"({safe_line(app.approvals.mode)}) · /help · Ctrl-D exits", style="dim"))
+    sandbox = getattr(app, "sandbox", None)
+    if sandbox is not None and (sandbox.mode != "read-only" or not sandbox.available):
+        console.print(Text(safe_line(sandbox.status()), style="dim" if sandbox.available else "yellow"))
     for warning in app.warnings:
         console.print(Text(safe_line(warning), style="yellow"))
     if app.demo:

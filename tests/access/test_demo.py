@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 
 import pytest
 
@@ -78,6 +79,25 @@ def test_brain_label_is_optional_and_not_on_summaries():
     summary = {"messages": [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"},
                             {"role": "user", "content": "<summary-request>\nsummarize\n</summary-request>"}]}
     assert Brain(label="[demo] ")(summary)["text"].startswith("## User requests\n- hello")
+
+
+def test_every_python_file_means_the_workspaces_own(app_for, standin, workspace):
+    """Experiment 1 counts neither a build/ nor an *.egg-info, a virtualenv or a git-ignored folder —
+    with git (its view) and without (find prunes them); one rule (standin/brain.py)."""
+    from standin import Brain
+    for path in ("a.py", "src/b.py", "build/lib/a.py", "s08.egg-info/x.py", ".venv/lib/v.py", "venv/z.py",
+                 "out/o.py", "src/__pycache__/b.py"):
+        (workspace / path).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / path).write_text("x = 1\n")
+    (workspace / ".gitignore").write_text("out/\n")
+    standin.brain = Brain()
+    app, _ = app_for()
+    assert app.turn("read every Python file one by one").text == "I read all 3 Python files one by one."
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    assert app.turn("read every Python file one by one").text == "I read all 2 Python files one by one."
+    read = [b["input"]["path"] for m in app.messages if m["role"] == "assistant" for b in m["content"]
+            if b.get("type") == "tool_use" and b["name"] == "read_file"]
+    assert read == ["a.py", "out/o.py", "src/b.py", "a.py", "src/b.py"]
 
 
 def _raw_post(url: str, head: str) -> tuple[str, bytes]:

@@ -50,7 +50,7 @@ def test_no_tool_result_log_transcript_or_persisted_output_holds_the_key(tmp_pat
     assert KEY not in json.dumps(list(app.messages)) and KEY not in repr(events)
     written = [p for p in workspace.rglob("*") if p.is_file() and p.name != ".env"]
     assert any(p.parent.name == ".sessions" for p in written) and any(".transcripts" in p.parts for p in written)
-    assert any("tool-results" in p.parts for p in written)
+    assert any(p.parent.name == ".task_outputs" and p.suffix == ".txt" for p in written)
     for path in written:
         assert KEY.encode() not in path.read_bytes(), path
 

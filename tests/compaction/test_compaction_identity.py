@@ -131,7 +131,7 @@ def test_the_snip_transcript_comes_back_from_the_layer_not_from_an_event(workspa
 def test_a_layer_that_cannot_write_is_skipped_and_the_others_still_run(workspace, monkeypatch):
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(compaction.budget, "write_new_text", full_disk)
+    monkeypatch.setattr(compaction.budget, "write_output", full_disk)
     old = [call("bash", command=f"c{i}") for i in range(4)]
     messages = [user("go")] + [m for c in old for m in (ask(c), results((c, "x" * 3_000)))]
     big = call("bash", command="seq")

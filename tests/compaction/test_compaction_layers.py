@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX, SNIP_PREFIX
 from compaction.summary import summary_request
 from support.helpers import ask, call, results, round_trip, say, user, user_texts
 from standin import validate_request
-from storage import PERSISTED_OPEN, SAVED_TO
+from storage import PERSISTED_OPEN, SAVED_TO, parse_name, read_transcript
 
 
 def valid(messages):
@@ -75,16 +76,22 @@ def test_snip_cuts_well_below_the_trigger_and_saves_what_it_cut(workspace):
     assert len(out) <= 32 and valid(out)     # 3 head + marker + ~27 tail (a pair may add one)
     [event] = events
     assert event.layer == "snip_compact" and event.message.startswith(f"snipped {event.details['count']} messages → .transcripts/")
-    saved = [json.loads(line) for line in (workspace / event.details["path"]).read_text().splitlines()]
+    header, saved = read_transcript(workspace / event.details["path"])
+    assert header is not None and header["kind"] == "snip" and header["of"] == len(messages)
+    assert header["messages"] == [3, 3 + len(saved)] and header["tokens_after"] < header["tokens_before"]
     kept_ids = {json.dumps(m, sort_keys=True) for m in out}
     assert len(saved) == event.details["count"] == len(messages) - len(out) + 1
     assert all(json.dumps(m, sort_keys=True) not in kept_ids for m in saved)
     assert event.details["path"].split("/")[-1] in json.dumps(out)      # the marker names the file
-    # a second snip appends to the same transcript
+    # a second snip gets a file of its own, named with the next ordinal
     longer = out + sum((round_trip("bash", "more " * 10, command=f"x{i}") for i in range(12)), []) + [say("ok")]
-    again = snip_compact(longer, 50, 30, workspace=workspace, transcript=workspace / event.details["path"])
+    again_events = []
+    again = snip_compact(longer, 50, 30, workspace=workspace, transcript=workspace / event.details["path"],
+                         emit=again_events.append)
     assert len(again) < len(longer)
-    assert len((workspace / event.details["path"]).read_text().splitlines()) > len(saved)
+    assert len((workspace / event.details["path"]).read_text().splitlines()) == len(saved) + 1
+    first, second = (parse_name(Path(e.details["path"]).name) for e in (event, again_events[0]))
+    assert first[0] == second[0] and (first[1], second[1]) == (1, 2) and first[2] == second[2] == "snip"
 
 
 def test_snip_keeps_the_current_request_even_when_it_is_in_the_middle(workspace):
@@ -110,7 +117,7 @@ def test_budget_persists_a_huge_output_with_preview_and_path(workspace):
     assert content.startswith(PERSISTED_OPEN) and "line 0\n" in content and "line 19999" in content
     assert f"{len(big):,} chars" in content and "read_file" in content and len(content) < 3000
     path = content.split(SAVED_TO)[1].split()[0]
-    assert path.startswith(".task_outputs/tool-results/") and (workspace / path).read_text() == big
+    assert parse_name(Path(path).name)[1:] == (1, "bash") and (workspace / path).read_text() == big
     assert events[0].message == f"persisted 1 output ({len(big):,} chars) → {path}"
     assert valid(out)
     assert tool_result_budget(out, workspace=workspace) is out            # already persisted: left alone
@@ -124,7 +131,7 @@ def test_budget_never_overwrites_whatever_the_ids(workspace):
         out = tool_result_budget(messages, workspace=workspace)
         path = out[2]["content"][0]["content"].split(SAVED_TO)[1].split()[0]
         paths.add(path)
-        assert (workspace / path).resolve().parent == (workspace / ".task_outputs/tool-results").resolve()
+        assert (workspace / path).resolve().parent == (workspace / ".task_outputs").resolve()
         assert (workspace / path).read_text().startswith(tool_id)
     assert len(paths) == 5
 
@@ -238,8 +245,8 @@ def test_compact_history_replaces_the_history_and_keeps_requests_verbatim(worksp
     assert out[1:] == messages[-2:]                           # the unseen round is kept as it was
     transcript = events[0].details["path"]
     assert events[0].message == f"[transcript saved: {transcript}]" and transcript in texts[0]
-    lines = (workspace / transcript).read_text().splitlines()
-    assert [json.loads(line) for line in lines] == messages
+    header, saved = read_transcript(workspace / transcript)
+    assert saved == messages and header["kind"] == "summary" and header["tokens_after"] is not None
     assert events[-1].message.startswith(f"{COMPACTED_PREFIX} ") and "→" in events[-1].message
     instruction = log[0][-1]["content"]
     assert "Pay special attention to: the parser" in instruction and "verbatim" in instruction

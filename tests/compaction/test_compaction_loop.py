@@ -9,7 +9,7 @@ import json
 from compaction.markers import COMPACTED_PREFIX
 from events import Compaction, Notice
 from standin import count_request_tokens
-from storage import PERSISTED_OPEN
+from storage import PERSISTED_OPEN, read_transcript
 from support.helpers import Model, is_summary_request, user_texts
 
 
@@ -61,8 +61,9 @@ def test_auto_compact_triggers_over_the_limit(app_for, standin, workspace):
     assert triggered and triggered[0].startswith("[auto_compact triggered]") and "> 5,000 tokens" in triggered[0]
     saved = messages_of(events, "transcript")[0]
     path = saved.removeprefix("[transcript saved: ").removesuffix("]")
-    lines = [json.loads(line) for line in (workspace / path).read_text().splitlines()]
+    header, lines = read_transcript(workspace / path)
     assert lines[0] == {"role": "user", "content": "read all the files"} and len(lines) >= 8
+    assert header["kind"] == "summary" and "> 5,000 tokens" in header["trigger"] and header["tokens_after"]
     assert messages_of(events, "compacted")[0].startswith(f"{COMPACTED_PREFIX} ")
     sizes = [len(json.dumps(r["messages"])) for r in standin.requests if not is_summary_request(r)]
     assert any(b < a / 2 for a, b in zip(sizes, sizes[1:]))      # the prompt shrank after the compaction

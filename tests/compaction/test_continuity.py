@@ -5,6 +5,8 @@ Every test here uses a summary that mentions nothing, so what survives is what t
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import json
@@ -51,7 +53,7 @@ def test_every_typed_message_rides_along_in_a_summary_oldest_first(workspace):
     texts = user_texts(out)
     assert texts[texts.index(CARRY_LABEL) + 1:] == [e.text for e in keep.typed.entries]
     assert out[0]["content"][1]["text"] == "Summary of the conversation so far:\nThe work went on."
-    assert all(e.saved_in.startswith(".transcripts/transcript_") for e in keep.typed.entries)
+    assert all(re.match(r"\.transcripts/\d{8}-\d{6}-\w+-\d{3}-summary\.jsonl$", e.saved_in) for e in keep.typed.entries)
 
 
 def test_older_messages_over_the_budget_are_shortened_head_and_tail_with_a_pointer(workspace):
@@ -72,7 +74,7 @@ def test_with_no_room_left_the_oldest_are_counted_with_where_they_are(workspace)
     keep.user_budget = 300
     out = compact_history(messages, vague(workspace, keep))
     note = next(t for t in user_texts(out) if t.startswith("[… "))
-    assert "earlier messages of yours (messages 1–" in note and ".transcripts/transcript_" in note
+    assert "earlier messages of yours (messages 1–" in note and "-summary.jsonl" in note
     assert user_texts(out)[-1].startswith("request 11")
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from support.helpers import Model
 from standin import Brain, count_request_tokens, validate_request
+from storage import read_transcript
 
 pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
@@ -37,10 +38,11 @@ def test_read_every_python_file_until_auto_compact(run, workspace, standin):
     child.expect_exact(PROMPT)
     assert re.search(r"\[auto_compact triggered\] [\d,]+ > 12,000 tokens", seen)
     assert re.search(r"\[compacted\] [\d,]+ → [\d,]+ tokens", seen)
-    saved = re.findall(r"\[transcript saved: (\.transcripts/transcript_\S+\.jsonl)\]", seen)
+    saved = re.findall(r"\[transcript saved: (\.transcripts/\d{8}-\d{6}-\w+-\d{3}-summary\.jsonl)\]", seen)
     assert saved
     for path in saved:
-        history = [json.loads(line) for line in (workspace / path).read_text().splitlines()]
+        header, history = read_transcript(workspace / path)
+        assert header["kind"] == "summary" and "> 12,000 tokens" in header["trigger"]
         assert history[0] == {"role": "user", "content": "read every Python file one by one"} or \
             history[0]["content"][0]["text"].startswith("[compacted]")
         validate_request({"model": "m", "max_tokens": 1, "messages": history})

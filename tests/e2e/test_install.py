@@ -30,6 +30,7 @@ def test_pip_install_gives_an_s08_command_that_runs_in_the_current_folder(tmp_pa
     pip = subprocess.run([str(target / "bin/python"), "-m", "pip", "install", "-q", str(source)],
                          capture_output=True, text=True, timeout=600)
     assert pip.returncode == 0, pip.stderr[-3000:]
+    assert not (source / "build").exists() and not list(source.glob("*.egg-info"))   # nothing built in the clone
 
     added = {p.name for p in site.iterdir()} - before
     assert added == {"s08", f"s08-{__version__}.dist-info"}, added      # no flat module names at the top

@@ -23,7 +23,7 @@ from standin import InvalidRequest, validate_request
 from standin.cache import PromptCache
 from support.strategies import histories
 
-_SAVED = re.compile(r"\.task_outputs/tool-results/[^\s\"]+")
+_SAVED = re.compile(r"\.task_outputs/[^\s\"]+")
 
 
 @pytest.fixture(scope="module")

@@ -59,10 +59,10 @@ def test_a_key_split_across_chunks_of_a_huge_output_is_redacted_in_the_spill_fil
 def test_a_full_disk_keeps_the_head_and_the_tail_with_a_note(ctx, workspace, monkeypatch):
     import tools.output_sink as sink
 
-    def full_disk(folder, stem, suffix):
-        path = folder / f"{stem}{suffix}"
+    def full_disk(_workspace, folder, kind, suffix):
+        path = folder / f"{kind}{suffix}"
         return path, os.open("/dev/full", os.O_WRONLY)       # every write: ENOSPC
-    monkeypatch.setattr(sink, "create_unique", full_disk)
+    monkeypatch.setattr(sink, "create_session_file", full_disk)
     r = bash(ctx, f"echo FIRST; seq 1 {MEMORY_CAP // 2}; echo LAST")
     assert not r.is_error and "could not be saved" in r.content and "No space left on device" in r.content
     assert r.content.startswith("FIRST\n1\n2\n") and r.content.rstrip().endswith("LAST\n[exit code 0]")

@@ -153,5 +153,5 @@ def test_new_files_follow_the_umask_and_read_only_files_are_not_replaced(ctx, wo
 def test_s08_folders_are_git_ignored(ctx, workspace):
     from tools.bash import MEMORY_CAP
     run_tool("bash", {"command": f"head -c {MEMORY_CAP + 10} /dev/zero | tr '\\\\0' x"}, ctx)
-    ignore = workspace / ".task_outputs" / "tool-results" / ".gitignore"
+    ignore = workspace / ".task_outputs" / ".gitignore"
     assert ignore.read_text().splitlines()[-1] == "*"
