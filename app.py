@@ -22,13 +22,14 @@ from typing import Any
 
 from access.model_access import Access
 from access.login import login as log_in, logout as log_out
+import app_habits
 from approvals.policy import Approvals, parse_allow_list
 from commands import UNUSABLE
 from compaction import Continuity
 from config import missing_key_message
-from session.costs import CostTracker, price_of
-from access.credentials import consent_file
-from events import Ask, Bus, ClearScreen, Emit, Notice, ToolFinished, TurnStatus
+from session.costs import CostTracker, price_of, with_model_window
+from access.credentials import consent_file, endpoint_adaptations, remember_adaptation
+from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFinished, TurnStatus
 from messages import drop_interruption_marks
 from llm import make_provider
 from loop.agent_loop import Agent, TurnResult, run_turn
@@ -41,7 +42,8 @@ from version import program_name
 
 
 class App:
-    """One session: the settings, the agent, the conversation; the slash commands are in commands.py."""
+    """One session: the settings, the agent, the conversation; the slash commands are in commands.py
+    (the model choice, /resume, !command, @path, /undo and /rewind: app_habits.py)."""
 
     agent: Agent                  # set by load() before anything uses it
     approvals: Approvals
@@ -51,7 +53,7 @@ class App:
 
     def __init__(self, workspace: Path, env_file: Path | None = None, environ: dict | None = None,
                  resume: LoadedSession | None = None, demo: str | None = None, origin: str = "interactive",
-                 approval_mode: str | None = None):
+                 approval_mode: str | None = None, model: str | None = None):
         self.workspace = workspace.resolve()
         self.env_file, self.environ, self.origin = env_file, environ, origin
         self.ask: Ask | None = None               # the UI's way to ask the person (None: nobody to ask)
@@ -73,6 +75,10 @@ class App:
         self.load()
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
+        if resume is not None:
+            app_habits.restore_session_state(self, resume, model)        # its checkpoints, and the model chosen
+        elif model:
+            app_habits.set_model(self, model, quiet=True)                # --model
         if resume is not None and resume.repaired:
             for state in self._state_records():        # the repair snapshot, completed with what it lacked
                 self.messages.note(state)
@@ -85,9 +91,10 @@ class App:
         self.emit(Notice(text, "warning"))
 
     def _new_history(self) -> LoggedHistory:
+        chosen = {"model_choice": self.access.pins.chosen} if self.access.pins.chosen else {}
         return LoggedHistory([], SessionLog(self.workspace, header={"model": self.settings.model_id,
-                                                                     "origin": self.origin,
-                                                                     "limit": self.agent.compactor.limit}),
+                                                                    "origin": self.origin,
+                                                                    "limit": self.agent.compactor.limit, **chosen}),
                               self._log_problem)
 
     def _use_history(self, history: LoggedHistory) -> None:
@@ -99,11 +106,13 @@ class App:
         self.continuity.connect(history.note)
         history.kept_state = self._state_records
         self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
+        app_habits.use_checkpoints(self, history)
 
     def _state_records(self) -> list[dict]:
         """What a catch-up snapshot of the session log writes besides the history."""
         learned = self.agent.compactor.window.learned
-        return [self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
+        return ([self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
+                + self.continuity.rewound_records() + self.checkpoints.records() + app_habits.model_records(self))
 
     def _resume(self, loaded: LoadedSession) -> LoggedHistory:
         """The logged history, its token totals, and the size of the prompt the log last measured."""
@@ -136,6 +145,7 @@ class App:
     # ---- building from the settings ---------------------------------------------------
     def _read_settings(self) -> None:
         self.settings, self.warnings = self.access.settings(), self.access.result.warnings
+        self.settings = with_model_window(self.settings, self.access.sources)     # the window follows the model
         if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
             self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
                                        parse_allow_list(self.settings.allow_commands))
@@ -162,17 +172,33 @@ class App:
         # refused to write_file / edit_file: the settings and the endpoints the person agreed to
         self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
         self.agent.tool_ctx.sandbox = self.sandbox
+        self._adapt_to_endpoint()
         self._add_instructions_warning()
+
+    def _adapt_to_endpoint(self) -> None:
+        """What was learned about this endpoint in earlier sessions (credentials.endpoint_adaptations)."""
+        url, user_file = self.settings.base_url, self.access.user_file
+        self.agent.plain_form = "plain_system" in endpoint_adaptations(user_file, url)
+
+        def remember() -> str:
+            try:
+                return str(remember_adaptation(user_file, url, "plain_system"))
+            except OSError:
+                return ""
+        self.agent.remember_plain = remember
 
     def _rebuild(self) -> None:
         """New settings: a new model client and what reads the settings; the agent, its tools' context
         and the compactor's state stay."""
+        before_url = self.settings.base_url
         self._read_settings()
         agent = self.agent
         agent.settings, agent.provider, agent.approvals = self.settings, self._make_model(), self.approvals
         agent.tool_ctx.settings, agent.tool_ctx.secrets = self.settings, self.access.secrets()
         agent.tool_ctx.sandbox = self.sandbox          # rebuilt with the approvals (after a consent), else the same
         agent.compactor.use_settings(self.settings)
+        if self.settings.base_url != before_url:      # what was learned belongs to the endpoint
+            self._adapt_to_endpoint()
         self._add_instructions_warning()
 
     def _add_instructions_warning(self) -> None:
@@ -252,11 +278,13 @@ class App:
         if blocked:
             return TurnResult(ok=False, error=blocked)
         self.ledger.begin_turn()
-        result = run_turn(self.messages, text, self.agent)
+        self.checkpoints.prompt = self.continuity.turn + (1 if text and text.strip() else 0)
+        attached = app_habits.attachments_for(self, text) if text else ()
+        result = run_turn(self.messages, text, self.agent, attached)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
-                                 self.settings.caching, self.demo, self.approvals.mode))
+                                 self.settings.caching and not self.agent.plain_form, self.demo, self.approvals.mode))
         return result
 
     @property
@@ -268,7 +296,8 @@ class App:
         """(input, output) USD per million tokens of `model`; MODEL_PRICE applies to the person's own
         model (not the demo's, which is free); None when unknown."""
         own = self.access.pins.apply(self.access.result.settings)
-        return price_of(model, own.model_price if model == own.model_id else "")
+        mine = model == own.model_id and self.access.pins.chosen in (None, self.access.pins.model_base)
+        return price_of(model, own.model_price if mine else "")
 
     def clear(self) -> None:
         self.close()
@@ -283,6 +312,25 @@ class App:
         self.last_tool = None
         self.emit(ClearScreen())
         self.emit(Notice("[new conversation: history cleared]", "info"))
+
+    def switch_to(self, loaded: LoadedSession) -> None:
+        """/resume: leave this session (it stays resumable) and go on with `loaded`, as a start with --resume
+        would — its history, continuity, checkpoints, model choice and token totals."""
+        self.close()
+        self.continuity = loaded.continuity
+        self.agent = None                       # type: ignore[assignment]
+        self.load()                             # a fresh agent and compactor for that conversation
+        self.ledger.new_session()
+        self.resumed = loaded
+        self._use_history(self._resume(loaded))
+        app_habits.restore_session_state(self, loaded)
+        if loaded.repaired:
+            for state in self._state_records():
+                self.messages.note(state)
+        self.approvals.forget()
+        self.last_tool = None
+        self.emit(ClearScreen())
+        self.emit(SessionResumed(loaded, list(self.messages)))
 
     def compact(self, focus: str = "") -> None:
         if not self.messages:

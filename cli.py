@@ -132,6 +132,8 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
                         help="when to ask before a tool call: default (commands that change things and file "
                         "changes), auto_edit (commands only), yolo (never); overrides APPROVAL_MODE")
     parser.add_argument("--yolo", action="store_true", help="never ask (same as --approval-mode yolo)")
+    parser.add_argument("--model", default=None, metavar="NAME",
+                        help="the model to use (your choice, kept when the session is resumed; /model changes it)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     demo = parser.add_mutually_exclusive_group()
     demo.add_argument("--demo", dest="demo", action="store_const", const="on",
@@ -150,7 +152,7 @@ def _open_app(workspace: Path, args, origin: str):
     try:
         loaded = _pick_session(workspace, args) if args.cont or args.resume is not None else None
         return App(workspace, args.env_file, resume=loaded, demo=args.demo, origin=origin,
-                   approval_mode="yolo" if args.yolo else args.approval_mode)
+                   approval_mode="yolo" if args.yolo else args.approval_mode, model=args.model)
     except SessionBusy as exc:
         say_err(f"{exc}; close it there first, or pick another with --resume")
         return 1

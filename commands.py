@@ -5,7 +5,8 @@ line of help and a handler `fn(app, arg)`.
     def _name(app, arg): ...               returns None, or UNUSABLE when it needs the REPL
 
     dispatch(app, text)   one line of input: QUIT, a command (None, UNKNOWN or UNUSABLE), or a turn
-                          (its TurnResult). "//etc" sends "/etc" to the model.
+                          (its TurnResult). "//etc" sends "/etc" to the model; "!cmd" runs the
+                          person's own shell command (loop/own_command.py).
 
 Commands say everything through events (app.emit); the UI decides how it looks.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import app_habits
 from compaction.tokens import breakdown
 from events import (CleanReport, ContextReport, CostReport, HelpReport, MemoryReport, Notice, Question, ShowToolResult,
                     TimelineReport)
@@ -60,6 +62,8 @@ def dispatch(app, text: str):
         return QUIT
     if word.startswith("//"):
         return app.turn(text[1:])                    # "//etc" sends "/etc"
+    if text.startswith("!"):
+        return app_habits.run_own(app, text[1:])     # the person's own command: no model call (a TurnResult)
     if word.startswith("/") and "/" not in word[1:]:
         found = COMMANDS.get(word)
         if found is None:
@@ -100,7 +104,7 @@ def _context(app, _arg: str) -> None:
     window = agent.compactor.window
     sandbox = getattr(app, "sandbox", None)
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
-                           sandbox.status() if sandbox is not None else ""))
+                           sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")
@@ -121,6 +125,26 @@ def _memory(app, _arg: str) -> None:
     agent.refresh_instructions()
     app.emit(MemoryReport(agent.instructions, [e.text for e in keep.typed.entries], keep.user_budget,
                           keep.ledger, keep.ledger.render(keep.ledger_budget), keep.ledger_budget))
+
+
+@command("/model", "choose the model: /model NAME (a list of the known ones without NAME)")
+def _model(app, arg: str):
+    return app_habits.pick_model(app, arg)
+
+
+@command("/resume", "go on with another saved session: /resume [ID] (a list without ID)")
+def _resume(app, arg: str):
+    return app_habits.resume_other(app, arg)
+
+
+@command("/undo", "put back the files the last turn changed (file tools only, not shell commands)")
+def _undo(app, _arg: str) -> None:
+    app_habits.undo(app)
+
+
+@command("/rewind", "back to before one of your messages, files (and conversation): /rewind [N [files|all]]")
+def _rewind(app, arg: str):
+    return app_habits.rewind(app, arg)
 
 
 @command("/timeline", "this session's context per request and its compactions: /timeline [N] shows event N")

@@ -133,6 +133,7 @@ class ContextReport:
     window: int
     window_source: str = "CONTEXT_WINDOW"     # or "learned from the API"
     sandbox: str = ""                         # the bash tool's sandbox in one line (tools.sandbox.Sandbox.status)
+    usage_doubt: str = ""                     # why the endpoint's usage is not trusted (compaction/pipeline.py)
 
 
 @dataclass
@@ -180,6 +181,19 @@ class CleanReport:
 @dataclass
 class ClearScreen:
     """/clear: a new conversation starts on a clean screen."""
+
+
+@dataclass
+class SessionChoices:
+    """/resume: the sessions to choose from (paths of their logs, newest first)."""
+    paths: list
+
+
+@dataclass
+class SessionResumed:
+    """/resume: the App now holds this session (a LoadedSession) and its history."""
+    loaded: Any
+    messages: list
 
 
 @dataclass

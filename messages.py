@@ -14,6 +14,7 @@ NOT_STARTED_RESULT = "Not run: the user interrupted before this tool call starte
 INTERRUPTED_MARK = "[Request interrupted by user]"
 SESSION_STOPPED_MARK = "[The session stopped before this request was answered]"
 STOP_MARKS = (INTERRUPTED_MARK, SESSION_STOPPED_MARK)
+PERSON_NOTES = ("[you ran] ", "[undone by you] ", "[rewound by you] ")   # what the person did, not a request
 
 
 def blocks(message: dict) -> list[dict]:

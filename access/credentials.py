@@ -24,6 +24,15 @@ table) that any settings layer could supply — a consent must come only from he
     agreed_values(path, folder)              NAME → value the person agreed to for `folder`
     remember_values(path, folder, values)    record them (a name keeps only its newest value)
     endpoint_agreed / remember_endpoint      the same for ANTHROPIC_BASE_URL alone
+
+The same file remembers what s08 learned to adapt for an endpoint (whoever named it), one JSON line
+per endpoint URL, {"endpoint": …, "adapt": [...]}: today "plain_system", an endpoint that refuses the
+system prompt as blocks or cache_control (loop.py learns it), so the next session does not pay the
+error again. It lives here because this file is the person's record about endpoints, out of the
+model's reach (write_file and edit_file refuse it).
+
+    endpoint_adaptations(path, url)          what was learned for `url` (a set of names)
+    remember_adaptation(path, url, name)     record one
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from pathlib import Path
 from dotenv import dotenv_values
 
 from access import user_file_guard
-from redact import SECRET_SETTINGS
+from redact import SECRET_SETTINGS, redact_url
 
 KEY_NAME = "ANTHROPIC_API_KEY"
 URL_NAME = "ANTHROPIC_BASE_URL"
@@ -47,8 +56,9 @@ KEY_CHARS = re.compile(r"[!-~]+")           # printable ASCII, no spaces
 NOT_IN_KEY = set("'\\\"")                   # would break the quoting in the file
 MIN_KEY, MAX_KEY = 8, 1000
 CONSENT_NAME = "trusted-endpoints"
-CONSENT_HEADER = ("# s08: what you agreed to use from a folder's .env (its endpoint, settings that relax approvals).\n"
-                  "# One JSON line per folder; delete a line (or the file) to be asked again.\n")
+CONSENT_HEADER = ("# s08: what you agreed to use from a folder's .env (its endpoint, settings that relax approvals),\n"
+                  "# and what s08 adapts for an endpoint. One JSON line each; delete a line (or the file) to be "
+                  "asked again.\n")
 MAX_CONSENT_BYTES = 1_000_000
 
 
@@ -183,8 +193,52 @@ def remember_values(user_file: Path, folder: Path, values: dict[str, str]) -> Pa
     entries = _consents(user_file)
     merged = {**agreed_values(user_file, folder), **values}
     kept = [e for e in entries if e["folder"] != str(folder)] + [{"folder": str(folder), "values": merged}]
+    return _write_consents(user_file, kept, _adapt_lines(user_file))
+
+
+def _adapt_lines(user_file: Path) -> dict[str, list[str]]:
+    """URL → adaptations, from the consent file (none from a file someone else could have written)."""
     path = consent_file(user_file)
-    _write_private(path, CONSENT_HEADER + "".join(json.dumps(_line(e)) + "\n" for e in kept))
+    found: dict[str, list[str]] = {}
+    try:
+        st = path.stat()
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return found
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read(MAX_CONSENT_BYTES).splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        try:
+            entry = json.loads(line) if line.strip() and not line.startswith("#") else None
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("endpoint"), str) and isinstance(entry.get("adapt"), list):
+            found[entry["endpoint"]] = [a for a in entry["adapt"] if isinstance(a, str)]
+    return found
+
+
+def _endpoint(url: str) -> str:
+    """The URL an adaptation is kept under: without user:password and a trailing slash."""
+    return redact_url(url).rstrip("/")
+
+
+def endpoint_adaptations(user_file: Path, url: str) -> set[str]:
+    return set(_adapt_lines(user_file).get(_endpoint(url), []))
+
+
+def remember_adaptation(user_file: Path, url: str, name: str) -> Path:
+    """Record that `url` needs adaptation `name`; the folders' consents stay as they are."""
+    adapt = _adapt_lines(user_file)
+    key = _endpoint(url)
+    adapt[key] = sorted(set(adapt.get(key, [])) | {name})
+    return _write_consents(user_file, _consents(user_file), adapt)
+
+
+def _write_consents(user_file: Path, entries: list[dict], adapt: dict[str, list[str]]) -> Path:
+    path = consent_file(user_file)
+    _write_private(path, CONSENT_HEADER + "".join(json.dumps(_line(e)) + "\n" for e in entries)
+                   + "".join(json.dumps({"endpoint": url, "adapt": names}) + "\n" for url, names in adapt.items()))
     return path
 
 

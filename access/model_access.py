@@ -233,7 +233,7 @@ class Access:
             emit(Notice(f"[using them for this session; could not remember it: {exc.strerror or exc}]", "warning"))
         self.user_withheld = ()
         self.result = self._read()
-        self.pins = Pins(self.result)
+        self.pins = Pins(self.result, self.pins)
 
     def ask_consent(self, ask: Ask, emit: Emit, key_where: str | None, relax: dict[str, str]) -> bool:
         """One question about this folder's endpoint (when `key_where` says where its key comes from) and
@@ -252,11 +252,11 @@ class Access:
             self._remember({**relax, **({URL_NAME: url} if endpoint else {})}, emit)
             self.result = self._read()
             if "MODEL_ID" in relax:                  # pinned at start without it
-                self.pins = Pins(self.result)
+                self.pins = Pins(self.result, self.pins)
             return True
         if endpoint:
             self.declined, self.result = SESSION_FIXED, self._read(SESSION_FIXED)
-            self.pins = Pins(self.result)
+            self.pins = Pins(self.result, self.pins)
             keyless = "" if self.pins.has_credentials else "; no key is configured for it, so " + \
                 ("the demo model answers" if self.demo_active else "nothing is sent")
             emit(Notice(f"[not using it: this session uses {elsewhere} (model {shown(self.result.settings.model_id)})"

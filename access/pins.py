@@ -13,6 +13,9 @@ asks); with nobody to ask (-p, piped input) it is ignored, and said once.
     pins.accept(new_load) / pins.decline(…)   the person's answer
     pins.apply(new_load.settings)             the new settings with the session's fixed values
     pins.login(key) / pins.logout()           /login, /logout: the person's own explicit change
+    pins.choose(model, file_value)            --model, /model: the person's own choice of model, kept until
+                                              they choose again; a settings file's MODEL_ID changes it only
+                                              when that value changes after the choice (and they agree)
     pins.needs_consent(workspace_env)         the trust rule (below) for the values in use
 
 The trust rule, for the start of a session (and for /login): a workspace's `.env` is a file anyone may
@@ -43,10 +46,16 @@ def fixed_values(settings) -> dict[str, str]:
 
 
 class Pins:
-    def __init__(self, result):
+    def __init__(self, result, earlier: "Pins | None" = None):
+        """`earlier`: the pins these replace (settings read again after a consent question): the model
+        the person chose stays their choice."""
         self.values = fixed_values(result.settings)  # what this session uses
         self.answered = dict(self.values)            # the newest values the person answered (or was told) about
         self.sources = self._sources(result)         # where each value in use came from (None: a default)
+        self.chosen: str | None = None               # the model the person chose (--model, /model)
+        self.model_base = ""                         # the settings files' MODEL_ID when they chose it
+        if earlier is not None and earlier.chosen:
+            self.choose(earlier.chosen, self.values["MODEL_ID"])
 
     @staticmethod
     def _sources(result) -> dict[str, str | None]:
@@ -54,15 +63,26 @@ class Pins:
 
     def changes(self, settings) -> dict[str, tuple[str, str]]:
         new = fixed_values(settings)
-        return {name: (self.values[name], new[name]) for name in SESSION_FIXED if new[name] != self.values[name]}
+        return {name: (self.values[name], new[name]) for name in SESSION_FIXED if new[name] != self.values[name]
+                and not (name == "MODEL_ID" and self.chosen and new[name] == self.model_base)}
 
     def is_new(self, changes: dict) -> bool:
         return any(self.answered[name] != new for name, (_old, new) in changes.items())
 
     def accept(self, result) -> None:
+        chosen, source = self.chosen, self.sources.get("MODEL_ID")
         self.values = fixed_values(result.settings)
         self.answered = dict(self.values)
         self.sources = self._sources(result)
+        if chosen and self.values["MODEL_ID"] == self.model_base:     # the files did not change the model
+            self.values["MODEL_ID"], self.sources["MODEL_ID"] = chosen, source
+        else:
+            self.chosen = None
+
+    def choose(self, model: str, file_value: str) -> None:
+        self.values["MODEL_ID"], self.sources["MODEL_ID"] = model, "your choice (--model or /model)"
+        self.answered["MODEL_ID"] = self.model_base = file_value
+        self.chosen = model
 
     def decline(self, result) -> None:
         self.answered = fixed_values(result.settings)

@@ -41,6 +41,11 @@ PLAIN_SKIP = re.compile(r"[\\*?\[{]")
 ESCAPES = re.compile(rb"(\\.)+", re.DOTALL)
 LEAVES = re.compile(r"(?<![\w-])(break|exit|return)(?![\w-])")
 _PARSER = Parser(Language(tree_sitter_bash.language()))
+# tree-sitter-bash 0.25 can crash the process (a segfault, seen with `{` followed by U+E0000) on some
+# non-ASCII characters. bash's metacharacters are all ASCII, so every byte >= 0x80 is part of a word
+# to bash: the grammar is given the same bytes with each of those as `a`, which keeps every offset,
+# and the words are read from the real bytes.
+_ASCII_FOR_GRAMMAR = bytes(range(128)) + b"a" * 128
 OUTPUT_OPS = {">", ">>", ">|", "&>", "&>>"}
 EXPANSIONS = {"simple_expansion", "expansion", "arithmetic_expansion", "brace_expression", "ansi_c_string",
               "translated_string", "extglob_pattern", "$"}
@@ -125,14 +130,23 @@ def parse(command: str) -> Script:
     """The command line as the grammar reads it. Linear in its length (tree-sitter is; the walk here
     keeps its own stack, so deep nesting costs no recursion)."""
     source = command.encode("utf-8", "surrogatepass")
-    tree = _PARSER.parse(source)
+    tree = _PARSER.parse(source.translate(_ASCII_FOR_GRAMMAR))
     script = Script(errors=tree.root_node.has_error)
     _Walker(source, script).run(tree.root_node)
     return script
 
 
 def _text(source: bytes, node: Node) -> str:
-    return source[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+    return _decode(source[node.start_byte:node.end_byte])
+
+
+def _decode(piece: bytes) -> str:
+    """A piece of the command as text. The grammar may end a piece inside a character (an escape of
+    a non-ASCII one, `\\é`): its bytes then become U+FFFD, which no name or path s08 trusts contains."""
+    try:
+        return piece.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return piece.decode("utf-8", "replace")
 
 
 def _unescape_bare(text: str) -> list[tuple[str, bool]]:
@@ -260,7 +274,7 @@ class _Walker:
             joined = previous is not None and previous[2] is not None and node is not None and \
                 (not gap or ESCAPES.fullmatch(gap))
             if joined:
-                groups[-1] += [gap.decode("utf-8", "surrogatepass"), node] if gap else [node]
+                groups[-1] += [_decode(gap), node] if gap else [node]
             elif node is not None:
                 groups.append([node])
             previous = (start, max(end, previous[1]) if previous else end, node)

@@ -18,6 +18,7 @@ continuity.py, from what s08 recorded — never by how a text looks.
 from __future__ import annotations
 
 from messages import blocks
+from .markers import ATTACHED_OPEN
 
 
 def tool_names(messages: list[dict]) -> dict[str, str]:
@@ -59,12 +60,17 @@ def unseen_start(messages: list[dict]) -> int:
     """Index where the latest tool round the model has not seen yet begins (len if there is none).
 
     Before a model call, a history ending in tool results holds a round the model has not
-    read: the assistant message that asked for the tools and the results after it."""
+    read: the assistant message that asked for the tools and the results after it. A history ending in
+    the person's message with files attached (@path, loop/mentions.py) holds those files, unread: that message
+    is kept too (the person's own text is kept anyway; the files would be lost)."""
     n = i = len(messages)
     while i > 0 and messages[i - 1].get("role") == "user":
         i -= 1
     if any(b.get("type") == "tool_result" for m in messages[i:] for b in blocks(m)):
         return max(0, i - 1)
+    if any(b.get("type") == "text" and str(b.get("text", "")).startswith(ATTACHED_OPEN)
+           for m in messages[i:] for b in blocks(m)):
+        return i
     return n
 
 

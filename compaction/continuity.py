@@ -82,9 +82,9 @@ class Continuity:
 
     # ---- the session log -----------------------------------------------------------------------
     def apply(self, record: dict) -> None:
-        """Replay one logged record ("typed", "typed_saved", "work" or a "kept" snapshot)."""
+        """Replay one logged record ("typed", "typed_saved", "rewound", "work" or a "kept" snapshot)."""
         kind = record.get("t")
-        if kind in ("typed", "typed_saved"):
+        if kind in ("typed", "typed_saved", "rewound"):
             self.typed.apply(record)
         elif kind == "work":
             self.ledger.apply(record["w"])
@@ -93,9 +93,14 @@ class Continuity:
             self.ledger = WorkLedger.from_state(record["ledger"], self.ledger.on_record)
 
     def snapshot(self) -> dict:
-        """The whole state as one record (written with a full snapshot of the history)."""
+        """The whole state as one record (written with a full snapshot of the history); messages /rewind
+        dropped follow it as "rewound" records (rewound_records)."""
         return {"t": "kept", "typed": [[e.text, e.saved_in] for e in self.typed.entries],
                 "ledger": self.ledger.state()}
+
+    def rewound_records(self) -> list[dict]:
+        return [{"t": "rewound", "first": i + 1, "last": i + 1}
+                for i, e in enumerate(self.typed.entries) if e.dropped]
 
     @classmethod
     def from_history(cls, messages: list[dict], workspace: Path | None = None) -> "Continuity":

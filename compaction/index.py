@@ -152,6 +152,11 @@ class ContextMeter:
             self._fixed = (system, tools, estimate_system(system) + estimate_tools(tools))
         return self._fixed[2]
 
+    def estimate(self, messages: list[dict], system=None, tools=None) -> int:
+        """s08's own estimate of everything, whatever a usage said."""
+        self.index.sync(messages)
+        return self._fixed_tokens(system, tools) + self.index.total
+
     def measure(self, messages: list[dict], system=None, tools=None) -> int:
         self.index.sync(messages)
         if self.covered and self.index.marks.get("meter", 0) >= self.covered and len(messages) >= self.covered:

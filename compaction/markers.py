@@ -21,6 +21,8 @@ COMPACTED_PREFIX = "[compacted]"
 SUMMARY_PREFIX = "Summary of the conversation so far:\n"
 SNIP_PREFIX = "[snipped "
 PLACEHOLDER_PREFIX = "[Previous: used "
+ATTACHED_OPEN = "<attached-file "        # a file the person attached with @path (loop/mentions.py): not compaction's,
+                                         # but a summary must not take it before the model has read it
 
 MIN_CHARS = 100                   # a tool result shorter than this is never replaced by a placeholder
 _SAVED_PATH = re.compile(re.escape(SAVED_TO) + r"(\S+)")

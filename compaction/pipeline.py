@@ -23,7 +23,15 @@ when the settings change (`use_settings`):
     MAX_FAILURES the automatic summary stops until the person runs /compact, so a broken summary call
     can never make every turn slow or loop. A failed summary keeps the history and falls back to
     snipping and clearing harder.
-`compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too long".
+`compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too long" (and what
+an endpoint says instead: an empty answer to a prompt past what it answered before, an answer cut by
+the window — loop.py decides).
+
+Usage is checked, not trusted: some compatible endpoints report input tokens without the system
+prompt and tools, or without what their own cache held (a gateway in front of llama.cpp reported 17
+where the model counted 525). A usage under USAGE_TRUST_SHARE of s08's own estimate of the same
+request is not anchored on: the meter and every compaction decision use the estimate, and the
+compactor says so once (`usage_doubt`, which /context shows).
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from .layer import Layer, LayerContext
 from .micro import MicroCompact, micro_compact
 from .snip import SnipCompact, snip_to_transcript
 from .summary import Summarize, SummaryFailed, SummaryJob, compact_history, input_budget, reactive_compact
-from .tokens import estimate_tokens
+from .tokens import estimate_tokens, usage_tokens
 from .window import CacheClock, Window
 
 if TYPE_CHECKING:
@@ -49,6 +57,7 @@ if TYPE_CHECKING:
 AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMPACT, CompactionKind.REACTIVE_COMPACT
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 MAX_FAILURES = 3
+USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
 
@@ -62,6 +71,10 @@ class Compactor:
         self.cache = CacheClock(clock) if clock else CacheClock()
         self.on_window: Callable[[int], None] | None = None     # records a learned window (the session log)
         self.failures, self.auto_enabled = 0, True
+        self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
+        self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
+        self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
+        self.silences = 0               # empty answers in a row
         self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
@@ -96,9 +109,30 @@ class Compactor:
     def measure(self, messages: list[dict]) -> int:
         return self.meter.measure(messages, self.system, self.tools)
 
-    def observe(self, messages: list[dict], usage: dict) -> None:
-        self.meter.observe(messages, usage)
+    def observe(self, messages: list[dict], usage) -> None:
+        """A reply was appended: anchor the meter on its usage — unless that is far below s08's own
+        estimate of the same request (then the estimate stands, and that is said once)."""
+        reported = usage_tokens(usage)
+        estimate = self.meter.estimate(messages, self.system, self.tools)
+        if reported < estimate * USAGE_TRUST_SHARE:
+            self.meter.forget()
+            if not self.usage_doubt:
+                said = f"{reported:,} tokens reported" if reported else "no tokens reported"
+                self.usage_doubt = (f"the endpoint's usage looks incomplete ({said} where s08 estimates "
+                                    f"{estimate:,}); the meter and compaction use s08's estimate")
+                self.emit(Notice(f"[{self.usage_doubt}]", "warning"))
+        else:
+            self.meter.observe(messages, usage)
+        self.largest_answered = max(self.largest_answered, self.measure(messages))    # as the next size is measured
+        self.silences = 0
         self.cache.used()
+
+    def silence_is_overflow(self, size: int) -> bool:
+        """An empty answer to a prompt of `size` tokens: a context overflow when the prompt is near the window
+        s08 knows, or larger than any this endpoint answered in the session (a window s08 does not know), or
+        when the endpoint was silent the time before too (a resumed session may start past the window)."""
+        self.silences += 1
+        return size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size or self.silences > 1
 
     def learn_window(self, maximum: int | None, quiet: bool = False) -> None:
         """The API stated its window: use it for the rest of the session, and say so once."""
@@ -224,15 +258,18 @@ class Compactor:
         self.failures, self.auto_enabled, self.failed_this_turn = 0, True, False
         return self._summarize(messages, focus, MANUAL, why=("manual", "compact" + (f", focus: {focus}" if focus else "")))
 
-    def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None) -> list[dict]:
+    def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None,
+                 why: str = "") -> list[dict]:
         """The API said the prompt is too long (`counted` > `maximum` tokens, when it said the numbers):
         the window it stated is used from now on; keep a recent tail, summarize the rest. The API's
-        count against our own estimate of the same request scales every budget to the API's tokens."""
+        count against our own estimate of the same request scales every budget to the API's tokens.
+        `why`: what the endpoint did instead of saying so (the line shown then)."""
         said = f" ({counted:,} > {maximum:,} tokens)" if counted and maximum else ""
         estimate = estimate_tokens(messages, self.system, self.tools)
         scale = counted / estimate if counted and estimate else 1.0
-        self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] the API says the prompt is too long{said}; "
-                                       "compacting and retrying once"))
+        self.api_scale = max(self.api_scale, min(scale, 4.0)) if counted else self.api_scale
+        self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] " + (why or f"the API says the prompt is too long{said}; "
+                                                                  "compacting and retrying once")))
         self.learn_window(maximum)
         return self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum,
                                why=("reactive", f"prompt is too long{said}"))

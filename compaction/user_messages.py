@@ -43,6 +43,7 @@ _SHORT = re.compile(r"\n\[… message (\d+) of yours is shortened here: ([\d,]+)
 class Typed:
     text: str
     saved_in: str = ""           # the transcript that holds it whole, once a cut moved it out of place
+    dropped: bool = False        # /rewind took the conversation back before it: never carried again
 
 
 def shortened(number: int, text: str, keep: int, where: str) -> str:
@@ -78,9 +79,19 @@ class UserMessages:
             self.entries[index].saved_in = path
             self._log({"t": "typed_saved", "i": index, "path": path})
 
+    def drop(self, first: int, last: int) -> None:
+        """/rewind took the conversation back before message `first`: messages first..last (1-based) are
+        no longer part of it, and no cut carries them back."""
+        for entry in self.entries[first - 1:last]:
+            entry.dropped = True
+        self._log({"t": "rewound", "first": first, "last": last})
+
     def apply(self, record: dict) -> None:
         """Replay one logged record (see session/log.py)."""
-        if record["t"] == "typed":
+        if record["t"] == "rewound":
+            for entry in self.entries[max(0, record["first"] - 1):record["last"]]:
+                entry.dropped = True
+        elif record["t"] == "typed":
             self.entries.append(Typed(record["text"]))
         elif record["t"] == "typed_saved" and 0 <= record["i"] < len(self.entries):
             self.entries[record["i"]].saved_in = record["path"]
@@ -103,7 +114,8 @@ class UserMessages:
         """index → tokens shown, for every recorded message the history shows (whole or shortened)."""
         waiting: dict[str, list[int]] = {}
         for i, entry in enumerate(self.entries):
-            waiting.setdefault(entry.text, []).append(i)
+            if not entry.dropped:
+                waiting.setdefault(entry.text, []).append(i)
         shown: dict[int, int] = {}
         for m in messages:
             if m.get("role") != "user":
@@ -136,6 +148,8 @@ class UserMessages:
         is left, else counted. Returns ({index: text}, [counted indexes])."""
         remaining, picked, counted = budget, {}, []
         for i in range(len(self.entries) - 1, -1, -1):
+            if self.entries[i].dropped:
+                continue
             if i in shown:
                 remaining -= shown[i]
                 continue
@@ -158,7 +172,8 @@ class UserMessages:
         if budget <= 0:               # USER_MESSAGES_BUDGET=0: kept nowhere (the tutorial's behaviour)
             return [], []
         shown = self.visible(kept)
-        moved = [i for i in range(len(self.entries)) if i not in shown and not self.entries[i].saved_in]
+        moved = [i for i in range(len(self.entries))
+                 if i not in shown and not self.entries[i].saved_in and not self.entries[i].dropped]
         where = {i: self.entries[i].saved_in or saved_in or WHOLE_SOMEWHERE for i in range(len(self.entries))}
         picked, counted = self._choose(shown, budget, where)
         if counted:                   # the line that counts them must fit in the budget too

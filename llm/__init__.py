@@ -6,6 +6,7 @@
     stream_watch.py   an HTTP SSE stream read with a total deadline and an idle timer
     reply.py          the streamed answer accumulated and cleaned (the endpoint is untrusted)
     errors.py         the Anthropic API's errors as LLMErrors (the one place error wording is read)
+    overflow.py       every common wording of a context overflow, in one table (errors.py reads it)
     anthropic_api.py  AnthropicProvider, check_key, preload_sdk
     scripted.py       ScriptedModel: in-process answers from the stand-in's scripts and brains
     providers.py      PROVIDERS (the PROVIDER setting picks one) and make_provider

@@ -41,6 +41,8 @@ class ErrorKind(str, Enum):
     OVERSIZED = "oversized"          # the answer grew far past what max_tokens allows
     PROMPT_TOO_LONG = "prompt_too_long"
     BAD_REQUEST = "bad_request"
+    EMPTY = "empty"                  # a 200 with no content and no output tokens: silence, not an answer
+    FORM_REFUSED = "form_refused"    # the endpoint refuses the system prompt as blocks, or cache_control
     UNKNOWN = "unknown"
 
 

@@ -1,8 +1,14 @@
 """Every way a call to the Anthropic API can fail, as one LLMError with one line a person can act on.
 
 The one place error wording is read: an HTTP status, an SSE `error` event or an SDK exception
-becomes an ErrorKind (llm/contract.py), and "prompt is too long: N tokens > M maximum" becomes
-the error's `counted` and `maximum`. The SDK is imported only when an exception is classified.
+becomes an ErrorKind (llm/contract.py). A context overflow in any common wording (the table in
+llm/overflow.py: Anthropic's, OpenAI's, LiteLLM's, llama.cpp's, the Chinese providers') becomes
+PROMPT_TOO_LONG with the error's `counted` and `maximum` where the text states them. An endpoint
+that refuses the system prompt as blocks or `cache_control` (FORM_WORDINGS: a gateway in front of a
+server that takes only strings; 400, 422 or 5xx) becomes FORM_REFUSED, which the agent answers by
+sending the plain form once (loop.py). The whole message is read, not only its first line: LiteLLM
+puts the backend's validation error on the third. The SDK is imported only when an exception is
+classified.
 
 What the endpoint says in an error (its message, a retry-after header) is untrusted: the message is
 made valid text, cut to one line of at most MESSAGE_CHARS and redacted (an endpoint that echoes the
@@ -12,10 +18,12 @@ the usual backoff or MAX_RETRY_AFTER. A base URL's user:password part is never s
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
 from llm.contract import ErrorKind, LLMError
+from llm.overflow import overflow
 from redact import redact, redact_url
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504, 529}
@@ -24,7 +32,15 @@ MESSAGE_CHARS = 300
 STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,
                        "timeout_error": 504, "invalid_request_error": 400, "authentication_error": 401,
                        "permission_error": 403, "not_found_error": 404, "request_too_large": 413}
-_TOO_LONG = re.compile(r"(\d[\d,]*)\s*tokens\s*>\s*(\d[\d,]*)")
+WORDING_CHARS = 20_000             # how much of an error's text is read for its wording
+# An endpoint that cannot take the system prompt as a list of blocks, or cache_control marks: pydantic's
+# "Input should be a valid string" (a Python server behind a gateway; LiteLLM passes it on as a 500),
+# "cache_control" named in a refusal, a backend's 422 (LiteLLM says only "Error code: 422"), and
+# type errors about `system` or `content`.
+FORM_WORDINGS = re.compile(r"cache_control|input should be a valid string|error code:? 422|"
+                           r"(system|content)\W.{0,120}?(must be|should be|expected|expects)( a| an)?( valid)? "
+                           r"(string|str\b)|invalid type for .{0,40}?(system|content)", re.IGNORECASE | re.DOTALL)
+FORM_STATUSES = {400, 422, 500, 502, 503}
 
 
 def one_line(text, secrets=()) -> str:
@@ -78,7 +94,7 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float, secr
         message = one_line(raw or getattr(exc, "message", "") or exc, secrets)
         status = exc.status_code if exc.status_code != 200 else STREAM_ERROR_STATUS.get(kind, 500)
         wait = retry_after(getattr(exc.response, "headers", None))
-        return from_status(status, kind, message, url, model, wait, key_source)
+        return from_status(status, kind, message, url, model, wait, key_source, _whole(exc.body, raw))
     text = one_line(f"{type(exc).__name__}: {exc}", secrets)
     if "Timeout" in type(exc).__name__:
         return LLMError(f"No data from {url} for {timeout:g}s (API_TIMEOUT); the answer was abandoned.",
@@ -92,10 +108,23 @@ def stream_error(data, base_url: str, model: str, secrets=(), key_source: str = 
     """An `error` event in the middle of a stream (the HTTP status was already 200)."""
     kind, raw = _error_message(data)
     return from_status(STREAM_ERROR_STATUS.get(kind, 500), kind, one_line(raw or kind or "error", secrets),
-                       redact_url(base_url), model, None, key_source)
+                       redact_url(base_url), model, None, key_source, _whole(data, raw))
 
 
-def from_status(status: int, kind: str, message: str, url: str, model: str, wait: float | None, key_source: str = "") -> LLMError:
+def _whole(body, raw) -> str:
+    """All of an error's text that its wording may be in: the message whole, then the body (for
+    numbers some servers put in fields of their own, like llama.cpp's n_ctx)."""
+    try:
+        rest = json.dumps(body, ensure_ascii=False)[:WORDING_CHARS] if body is not None else ""
+    except (TypeError, ValueError):
+        rest = ""
+    return f"{raw if isinstance(raw, str) else ''}\n{rest}"[:WORDING_CHARS]
+
+
+def from_status(status: int, kind: str, message: str, url: str, model: str, wait: float | None, key_source: str = "",
+                text: str = "") -> LLMError:
+    """`message`: the one line to show; `text`: everything the wording may be in (default: `message`)."""
+    text = text or message
     if status == 401:
         check = f"The key in use is {key_source}: check it there." if key_source else \
             "Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)."
@@ -105,22 +134,19 @@ def from_status(status: int, kind: str, message: str, url: str, model: str, wait
     if status == 404:
         return LLMError(f"Not found (404) at {url}: {message}. Check MODEL_ID={one_line(model)} and "
                         "ANTHROPIC_BASE_URL.", ErrorKind.NOT_FOUND, status)
-    if status in (400, 413):
-        if "prompt is too long" in message.lower() or "too long" in message.lower() and status == 413:
-            return too_long(message, status)
-        hint = " (if this endpoint does not support prompt caching, set PROMPT_CACHE=off)" \
-            if "cache_control" in message else ""
-        return LLMError(f"The API rejected the request ({status}): {message}{hint}", ErrorKind.BAD_REQUEST, status)
+    if status not in (401, 403, 404, 429):
+        found = overflow(text)
+        if found is not None or status == 413 and "too long" in text.lower():
+            return LLMError(f"Prompt too long: {message}", ErrorKind.PROMPT_TOO_LONG, status,
+                            counted=found.counted if found else None, maximum=found.window if found else None)
+    if status in FORM_STATUSES and FORM_WORDINGS.search(text):
+        return LLMError(f"The endpoint refused the request's form ({status}): {message} (if this endpoint does "
+                        "not support prompt caching, set PROMPT_CACHE=off)", ErrorKind.FORM_REFUSED, status)
+    if status in (400, 413, 422):
+        return LLMError(f"The API rejected the request ({status}): {message}", ErrorKind.BAD_REQUEST, status)
     if status == 429:
         return LLMError(f"Rate limited (429): {message}", ErrorKind.RATE_LIMIT, status, True, wait)
     if status == 529 or kind == "overloaded_error":
         return LLMError(f"The API is overloaded (529): {message}", ErrorKind.OVERLOADED, status, True, wait)
     return LLMError(f"API error ({status}): {message}", ErrorKind.SERVER, status, status in RETRY_STATUSES, wait)
 
-
-def too_long(message: str, status: int) -> LLMError:
-    """"Prompt is too long", with the API's "N tokens > M maximum" as numbers when it said them."""
-    found = _TOO_LONG.search(message)
-    counted, maximum = (int(g.replace(",", "")) for g in found.groups()) if found else (None, None)
-    return LLMError(f"Prompt too long: {message}", ErrorKind.PROMPT_TOO_LONG, status, counted=counted,
-                    maximum=maximum)

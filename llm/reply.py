@@ -8,8 +8,12 @@ Cleaning, because a prompt injection or a broken endpoint can send anything:
 - text and tool inputs are valid UTF-8: lone surrogates become U+FFFD;
 - only text, tool_use, thinking and redacted_thinking blocks are kept, each with only its own
   fields (a planted `cache_control` or unknown field never reaches the next request);
-- tool_use ids must match ^[a-zA-Z0-9_-]+$ and be unique in the history; any other id is
-  rewritten (the reply is the only place that id exists yet, so the rewrite is consistent);
+- consecutive tool_use blocks with the same id whose input is not complete on its own are one call sent
+  in pieces (LiteLLM turns each streamed fragment of an OpenAI tool call into a block of its own when the
+  backend repeats the id in every chunk): their JSON fragments are joined in order, one block is kept;
+- tool_use ids must match ^[a-zA-Z0-9_-]+$ and be unique in the history; any other id (a true
+  duplicate: two complete calls with one id) is rewritten (the reply is the only place that id exists
+  yet, so the rewrite is consistent);
 - tool names that are not ^[a-zA-Z0-9_-]{1,128}$ are made so (the call then fails as unknown);
 - usage keeps the token counts as integers in [0, MAX_USAGE] (llm/usage.py);
 - the answer may hold at most `max_chars` characters: a server that streams without end is cut off.
@@ -71,6 +75,17 @@ def clean_tool_name(name) -> str:
         return name
     text = re.sub(r"[^a-zA-Z0-9_-]", "_", valid_text(name) if isinstance(name, str) else "")[:128]
     return text or "unnamed_tool"
+
+
+def _complete(text: str) -> bool:
+    """Whether a tool call's input text is a whole JSON value already (not a piece of one)."""
+    if not text.strip():
+        return False
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 class Accumulator:
@@ -139,11 +154,35 @@ class Accumulator:
             self._grow(len(delta["signature"]))
             block["signature"] = delta["signature"]
 
+    def _join_pieces(self) -> list[int]:
+        """The block indexes in order, with a tool call sent in pieces folded into its first block."""
+        order: list[int] = []
+        last = None                      # the index of the latest tool_use block still open to pieces
+        for index in sorted(self.blocks):
+            raw = self.blocks[index]
+            kind = raw.get("type")
+            if kind == "text" and not valid_text(raw.get("text")).strip():
+                order.append(index)      # an empty text block between pieces does not separate them
+                continue
+            if kind == "tool_use" and last is not None and isinstance(raw.get("id"), str) \
+                    and raw["id"] == self.blocks[last].get("id") and self._open(last):
+                self.json_parts[last].extend(self.json_parts.get(index, []))
+                continue
+            last = index if kind == "tool_use" else None
+            order.append(index)
+        return order
+
+    def _open(self, index: int) -> bool:
+        """A tool call whose input is not whole yet (its pieces so far are not a JSON value, and its
+        start block held no input)."""
+        parts, start = self.json_parts.get(index, []), self.blocks[index].get("input")
+        return not _complete("".join(parts)) and not (not parts and isinstance(start, dict) and start)
+
     def reply(self, taken_ids=frozenset()) -> ModelReply:
         """The answer as API-shaped dicts; `taken_ids` are the tool_use ids already in the history."""
         content, incomplete, notes, dropped = [], set(), [], set()
         seen, renamed = set(taken_ids), 0
-        for index in sorted(self.blocks):
+        for index in self._join_pieces():
             raw = self.blocks[index]
             kind = raw.get("type")
             if kind == "text":

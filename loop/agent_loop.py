@@ -4,8 +4,12 @@
       └─ agent_loop(messages, agent)
            ├─ messages[:] = compactor.prepare(messages)  # the four-layer pipeline, before every call
            ├─ reply = agent.ask_model(messages)          # text streams out as events
-           │     └─ ErrorKind.PROMPT_TOO_LONG → reactive compaction, retry once
+           │     ├─ FORM_REFUSED → the same request once in the plain form, kept for the endpoint
+           │     ├─ ErrorKind.PROMPT_TOO_LONG → reactive compaction, retry once
+           │     └─ silence (no content, 0 output tokens) → never an answer: an overflow where the window
+           │        must have been (reactive compaction, retry once), else one error line
            ├─ messages.append(assistant reply)
+           │     └─ max_tokens far below MAX_TOKENS → the window cut it: said so, compacted
            ├─ run every tool_use in order (each one approved first) → one user message of tool_results
            │     (loop/tool_round.py)
            └─ the compact tool asked? → compact now (once per turn), carry on from the summary
@@ -20,10 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from approvals.policy import Approvals
 from loop.big_input import fit_input
-from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity
+from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity, estimate_tokens
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying
 from messages import INTERRUPTED_MARK, add_user_text, clean_text, close_dangling_tool_uses, text_of
 from messages import blocks as history_blocks
@@ -36,6 +41,8 @@ from tools import ToolContext, tool_schemas
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
+WINDOW_CUT_SHARE = 0.25  # max_tokens with less output than this share of MAX_TOKENS: the window cut it
+MIN_ANSWER_ROOM = 512    # max_tokens is never brought below this to fit a stated window
 
 SYSTEM_PROMPT = """You are s08, a coding agent working in a terminal, in the workspace {workspace}.
 Use the tools to read, write and edit files and to run commands there; file paths are relative to the
@@ -63,6 +70,9 @@ class Agent:
     approvals: Approvals = field(default_factory=Approvals)
     ask: object = None
     secrets: tuple | None = None              # every credential to redact; None: the provider's (or the settings')
+    checkpoints: Any = None                   # what files were before the file tools changed them (session/checkpoints.py)
+    plain_form: bool = False                  # the endpoint refuses the system prompt as blocks (cache marks)
+    remember_plain: Callable[[], str] | None = None   # records that for the endpoint; returns where ("" failed)
 
     def __post_init__(self):
         self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
@@ -83,16 +93,56 @@ class Agent:
 
     def ask_model(self, messages: list[dict], purpose: str = "answer", emit: Emit | None = None,
                   max_tokens: int | None = None) -> ModelReply:
-        """One model call with the conversation's system prompt and tools, and its cache marks."""
-        system = self.system
-        done = None
-        if self.settings.caching:
-            system, messages, done = self.cache_marks.mark(system, messages, purpose, self.cache_ttl())
-        request = Request(model=self.settings.model_id, system=system, messages=messages, tools=self.tools,
-                          max_tokens=max_tokens or self.settings.max_tokens, purpose=purpose)
-        reply = self.provider.stream(request, self.emit if emit is None else emit)
+        """One model call with the conversation's system prompt and tools, and its cache marks. An
+        endpoint that refuses them (FORM_REFUSED: a gateway in front of a server that takes only
+        strings) gets the same request once more in the plain form — the system prompt a string, no
+        cache_control — and the plain form from then on, remembered for the endpoint."""
+        system, marked, done = self.system, messages, None
+        cached = self.settings.caching and not self.plain_form
+        if cached:
+            system, marked, done = self.cache_marks.mark(system, messages, purpose, self.cache_ttl())
+        request = Request(model=self.settings.model_id, system=system, messages=marked, tools=self.tools,
+                          max_tokens=self.answer_room(messages, purpose, max_tokens or self.settings.max_tokens),
+                          purpose=purpose)
+        try:
+            reply = self.provider.stream(request, self.emit if emit is None else emit)
+        except LLMError as err:
+            if err.kind is not ErrorKind.FORM_REFUSED or not cached:
+                raise
+            return self._ask_plain(request, messages, err, emit)
         if done is not None:
             done()
+        return reply
+
+    def answer_room(self, messages: list[dict], purpose: str, wanted: int) -> int:
+        """max_tokens for a call: `wanted`, but within a window the endpoint stated (many count the answer's
+        room in the window: "you requested 4847 tokens (747 in the messages, 4100 in the completion)")."""
+        learned = self.compactor.window.learned
+        if not learned:
+            return wanted
+        prompt = self.compactor.measure(messages) if purpose == "answer" else \
+            estimate_tokens(messages, self.system, self.tools)
+        prompt = int(prompt * max(1.1, self.compactor.api_scale)) + 32     # the endpoint counts its own way
+        return max(MIN_ANSWER_ROOM, min(wanted, learned - prompt))
+
+    def _ask_plain(self, request: Request, messages: list[dict], err: LLMError, emit: Emit | None) -> ModelReply:
+        refused = (f"[the endpoint refused the system prompt as blocks with cache marks ({err.status}); "
+                   "sent it plain, without prompt caching")
+        self.plain_form = True
+        plain = Request(model=request.model, system=self.system, messages=messages, tools=request.tools,
+                        max_tokens=request.max_tokens, purpose=request.purpose)
+        try:
+            reply = self.provider.stream(plain, self.emit if emit is None else emit)
+        except LLMError as again:
+            self.emit(Notice(f"{refused}, which failed too]", "warning"))
+            if again.kind is not ErrorKind.FORM_REFUSED:
+                raise
+            self.plain_form = False          # the form was not what it refused
+            raise LLMError(str(again).split(" (if this endpoint", 1)[0] + " (in the plain form too)",
+                           ErrorKind.BAD_REQUEST, again.status) from None
+        where = self.remember_plain() if self.remember_plain is not None else ""
+        self.emit(Notice(f"{refused}: the plain form is used for this endpoint from now on"
+                         + (f", remembered in {where}]" if where else " in this session]"), "warning"))
         return reply
 
     def cache_ttl(self) -> str:
@@ -160,8 +210,31 @@ def strip_trailing_space(messages: list[dict]) -> None:
             messages[:] = list(messages)[:-1]
 
 
+def silent(reply: ModelReply) -> bool:
+    """A reply with no content and no output tokens: silence, which is never an answer."""
+    return not reply.content and (reply.usage is None or reply.usage.output == 0) \
+        and reply.stop_reason not in ("refusal", "pause_turn")
+
+
+def _silence(messages: list[dict], agent: Agent, reply: ModelReply, may_retry: bool) -> list[dict]:
+    """The endpoint answered with nothing. When the prompt was near or past the window s08 knows or
+    estimates (some gateways answer an overflowing streamed request so: HTTP 200, nothing in it), it is
+    an overflow: the window is at most this prompt, compact and retry once. Otherwise it is a failure."""
+    compactor = agent.compactor
+    size = max(compactor.measure(messages), reply.usage.prompt if reply.usage else 0)
+    if may_retry and compactor.silence_is_overflow(size):
+        compactor.learn_window(size)
+        return compactor.reactive(messages, maximum=size, why=(
+            f"the endpoint answered with nothing to a prompt of about {size:,} tokens, larger than any it "
+            "answered before: taking it as a context overflow; compacting and retrying once"))
+    raise LLMError("The endpoint answered with nothing (no text, no tool call, 0 output tokens)"
+                   + ("" if may_retry else ", again after compacting") + "; nothing was added to the history.",
+                   ErrorKind.EMPTY)
+
+
 def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
-    """One model call after the pipeline; a prompt too long gets reactive compaction and one retry."""
+    """One model call after the pipeline; a prompt too long — or silence where the window must have
+    been — gets reactive compaction and one retry."""
     retries_left = MAX_REACTIVE_RETRIES
     while True:
         prepared = agent.compactor.prepare(messages)
@@ -175,11 +248,35 @@ def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
             retries_left -= 1
             messages[:] = agent.compactor.reactive(messages, err.counted, err.maximum)
             continue
+        if silent(reply):
+            messages[:] = _silence(messages, agent, reply, retries_left > 0)
+            retries_left -= 1
+            continue
         if reply.stop_reason == "model_context_window_exceeded" and retries_left > 0:
             retries_left -= 1     # the answer was cut by the window: drop it, compact, ask again
             messages[:] = agent.compactor.reactive(messages)
             continue
         return reply
+
+
+def _cut_by_window(messages: list[dict], agent: Agent, reply: ModelReply, calls: list[dict]) -> bool:
+    """max_tokens with output far below MAX_TOKENS: the context window cut the answer, not the limit. Say
+    so; the window is at most this prompt and answer (learned when believable); compact now (before
+    "continue" is suggested), or — mid tool call — at the next call, after the results."""
+    out = reply.usage.output if reply.usage else 0
+    limit = agent.settings.max_tokens
+    if not reply.usage or out >= limit * WINDOW_CUT_SHARE:
+        return False
+    compactor = agent.compactor
+    size = compactor.measure(messages)
+    agent.emit(Notice(f"[the answer was cut off by the model's context window after {out:,} output tokens (far "
+                      f"below MAX_TOKENS={limit:,}): the prompt and answer (~{size:,} tokens) filled it]", "warning"))
+    compactor.learn_window(size)
+    if calls:
+        return True
+    messages[:] = compactor.reactive(messages, maximum=size, why="compacting, so that the answer can go on")
+    agent.emit(Notice("[say \"continue\" to go on]", "info"))
+    return True
 
 
 def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
@@ -195,10 +292,13 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             messages.append({"role": "assistant", "content": reply.content})
         agent.compactor.observe(messages, reply.usage)
         calls = [b for b in reply.content if b.get("type") == "tool_use"]
-        if reply.stop_reason == "max_tokens":
+        window_cut = reply.stop_reason == "max_tokens" and _cut_by_window(messages, agent, reply, calls)
+        if reply.stop_reason == "max_tokens" and not window_cut:
             cut_off_rounds += 1
             agent.emit(Notice(f"[response cut off: reached MAX_TOKENS={agent.settings.max_tokens}"
                               + ("" if calls else "; say \"continue\" to go on") + "]", "warning"))
+        elif reply.stop_reason == "max_tokens":
+            cut_off_rounds += 1
         else:
             cut_off_rounds = 0
         if reply.stop_reason == "refusal":
@@ -228,9 +328,10 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             return reply
 
 
-def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult:
+def run_turn(messages: list[dict], text: str | None, agent: Agent, attached: tuple[str, ...] = ()) -> TurnResult:
     """One user turn. `text=None` re-runs the history as it is (/retry). Never raises for
-    Ctrl-C or a failed model call: the history is left valid and the reason is emitted."""
+    Ctrl-C or a failed model call: the history is left valid and the reason is emitted. `attached`:
+    text blocks that follow the person's message (the files it mentions with @, loop/mentions.py)."""
     close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
     agent.begin_turn()
     text = clean_text(text) if text is not None else None
@@ -238,6 +339,8 @@ def run_turn(messages: list[dict], text: str | None, agent: Agent) -> TurnResult
         text = fit_input(text, agent.compactor.window.tokens, agent.workspace, agent.emit)
         agent.continuity.typed_message(text)      # recorded as the person's, before it enters the history
         add_user_text(messages, text)
+        for block in attached:
+            add_user_text(messages, block)
     try:
         reply = agent_loop(messages, agent)
         final = text_of({"content": reply.content}) if reply.content else ""

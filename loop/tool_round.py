@@ -97,7 +97,11 @@ def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, c
                 _declined(call, refusal, agent, add, typed)
                 continue
             running, started = call, time.monotonic()      # the time shown is the tool's, not the question's
+            kept = agent.checkpoints.before(call["name"], call.get("input"), agent.continuity.turn) \
+                if agent.checkpoints is not None else None      # what the file was, for /undo (session/checkpoints.py)
             result = _run_one(call, agent, run_as)
+            if not result.is_error and agent.checkpoints is not None:
+                agent.checkpoints.commit(kept)
             content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
             add(tool_result(call["id"], content, result.is_error), call, result.meta)
             running = None

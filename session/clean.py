@@ -1,6 +1,7 @@
 """`s08 clean` and `/clean`: what s08's folders take, per session, and removing old sessions.
 
-    survey(workspace, current) -> Survey     each session's log and files (.sessions/<id>.jsonl,
+    survey(workspace, current) -> Survey     each session's log and files (.sessions/<id>.jsonl, its
+                                             checkpoints .sessions/<id>.checkpoints/*,
                                              .transcripts/<id>-NNN-*.jsonl, .task_outputs/<id>-NNN-*.txt),
                                              their size and last change; files with older names apart
     plan(survey, keep_days, now) -> Plan     the sessions unused for more than KEEP_DAYS, and the older
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage import LEGACY_OUTPUTS_DIR, SESSIONS_DIR, TASK_OUTPUTS_DIR, TRANSCRIPTS_DIR, parse_name
+
+CHECKPOINTS_SUFFIX = ".checkpoints"      # .sessions/<id>.checkpoints/ (session/checkpoints.py)
 
 DAY = 86_400
 FOLDERS = (TRANSCRIPTS_DIR, TASK_OUTPUTS_DIR, LEGACY_OUTPUTS_DIR, f"{TASK_OUTPUTS_DIR}/inputs")
@@ -110,6 +113,9 @@ def survey(workspace: Path, current: str | None = None) -> Survey:
     for log in _files(workspace / SESSIONS_DIR):
         if log.suffix == ".jsonl" and not log.name.startswith("."):
             session(log.stem).log = log
+    for kept in (workspace / SESSIONS_DIR).glob(f"*{CHECKPOINTS_SUFFIX}"):     # /undo's blobs go with their session
+        if kept.is_dir() and not kept.is_symlink():
+            session(kept.name[:-len(CHECKPOINTS_SUFFIX)]).files += _files(kept)
     for folder in FOLDERS:
         for path in _files(workspace / folder):
             parsed = parse_name(path.name)
@@ -181,6 +187,11 @@ def remove(chosen: Plan) -> tuple[int, int]:
                 except FileNotFoundError:
                     continue
                 count, freed = count + 1, freed + size
+            for folder in {p.parent for p in s.files if p.parent.name.endswith(CHECKPOINTS_SUFFIX)}:
+                try:
+                    folder.rmdir()                                 # emptied above
+                except OSError:
+                    pass
         finally:
             if fd is not None:
                 os.close(fd)

@@ -17,6 +17,7 @@ under another model, and none of that reprices the calls already made. `TokenTal
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -37,6 +38,17 @@ PRICES = {                          # USD per million tokens: (input, output)
     "claude-3-5-haiku": (0.8, 4.0),
     DEMO_MODEL: (0.0, 0.0),         # the built-in offline demo model costs nothing
 }
+WINDOWS = {                         # tokens of context; CONTEXT_WINDOW, when set, wins
+    "claude-opus-4-5": 200_000,
+    "claude-opus-4-1": 200_000,
+    "claude-opus-4": 200_000,
+    "claude-sonnet-4-6": 200_000,
+    "claude-sonnet-4-5": 200_000,
+    "claude-sonnet-4": 200_000,
+    "claude-3-7-sonnet": 200_000,
+    "claude-haiku-4-5": 200_000,
+    "claude-3-5-haiku": 200_000,
+}
 PARTS = ("uncached", "writes", "reads", "output")
 
 
@@ -45,8 +57,29 @@ def price_of(model: str, override: str = "") -> tuple[float, float] | None:
     if override:
         a, b = (float(x) for x in override.replace(" ", "").split(","))
         return a, b
-    base = re.sub(r"-\d{8}$", "", model)            # a dated id (claude-opus-4-5-20251101) is its model
-    return PRICES.get(base)
+    return PRICES.get(_base(model))                  # a dated id (claude-opus-4-5-20251101) is its model
+
+
+def _base(model: str) -> str:
+    return re.sub(r"-\d{8}$", "", model)
+
+
+def window_of(model: str) -> int | None:
+    """The model's context window in tokens, or None when the table does not know it."""
+    return WINDOWS.get(_base(model))
+
+
+def known_models() -> list[str]:
+    """The models /model offers (the table's, without the demo model)."""
+    return [m for m in PRICES if m != DEMO_MODEL]
+
+
+def with_model_window(settings, sources: dict):
+    """The settings with CONTEXT_WINDOW following the model, unless a setting names it."""
+    window = window_of(settings.model_id)
+    if sources.get("CONTEXT_WINDOW") or window is None or window == settings.context_window:
+        return settings
+    return dataclasses.replace(settings, context_window=window)
 
 
 @dataclass

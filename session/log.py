@@ -27,6 +27,13 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "output",  "path": …, "command": …, "exit_code": 0, …}           removed went; a saved output
                                                                            (session_index.py; the
                                                                            inspector reads them)
+    {"t": "model",   "id": "claude-opus-4-5"}                              the person chose this model (/model;
+                                                                           --model: "model_choice" in the header)
+    {"t": "checkpoint", …}, "checkpoint_after", "undone", "checkpoints"    what files were before the file
+                                                                           tools changed them, and what /undo or
+                                                                           /rewind put back (session/checkpoints.py)
+    {"t": "rewound", "first": 3, "last": 5}                                /rewind took the conversation back:
+                                                                           messages 3–5 are not carried any more
 
 Replaying the records gives the history exactly as the model would see it
 next, the person's messages and the work ledger that every compaction keeps
@@ -61,7 +68,7 @@ from pathlib import Path
 from typing import Callable
 
 from events import ResponseDone
-from messages import SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
+from messages import PERSON_NOTES, SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
 from session.file import (SessionBusy, SessionLog, find_session, list_sessions,  # noqa: F401  (re-exported)
                           new_session_id, session_origin)
 from session.replay import LoadedSession, legacy_typed_texts, load_session, replay  # noqa: F401  (re-exported)
@@ -275,7 +282,8 @@ def open_session(workspace: Path, loaded: LoadedSession, on_error=None) -> Logge
                               "stopped — marked as interrupted")
     if history and history[-1]["role"] == "user" and not repaired:
         last = blocks(history[-1])
-        if last and last[-1].get("type") == "text" and last[-1].get("text") not in STOP_MARKS:
+        if last and last[-1].get("type") == "text" and last[-1].get("text") not in STOP_MARKS \
+                and not str(last[-1].get("text", "")).startswith(PERSON_NOTES):     # !cmd, /undo: no request
             # the person's own Ctrl-C already left its mark: only a session that died gets this one
             add_user_text(history, SESSION_STOPPED_MARK)
             loaded.unanswered = True

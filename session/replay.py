@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from session.checkpoints import record_ok as checkpoint_record_ok
 from compaction.continuity import Continuity
 from compaction.ledger import WorkLedger
 from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
@@ -23,7 +24,8 @@ from messages import blocks
 from llm.usage import clean_usage
 from session.repair import STOPPED_RESULT, make_sendable
 
-CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept")
+CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept", "rewound")
+CHECKPOINT_RECORDS = ("checkpoint", "checkpoint_after", "undone", "checkpoints")
 INDEX_RECORDS = ("compaction", "output")       # what happened and where it went (session_index.py): not replayed
 MODEL_CHARS = 200             # of a usage record's model name
 
@@ -41,6 +43,8 @@ class LoadedSession:
     continuity: Continuity = field(default_factory=Continuity)
     window: int | None = None                  # the context window the API stated, if it did
     repaired: bool = False                     # replay had to skip or fix something: resume writes a snapshot
+    checkpoints: list[dict] = field(default_factory=list)   # checkpoint / undone records (session/checkpoints.py)
+    model_choice: str | None = None            # the model the person chose (--model, /model), if they did
 
 
 def _message_ok(m) -> bool:
@@ -72,6 +76,13 @@ def _record_ok(r, length: int) -> bool:
         return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
     if kind == "work":
         return isinstance(r.get("w"), dict) and _work_ok(r["w"])
+    if kind in CHECKPOINT_RECORDS:
+        return checkpoint_record_ok(r)
+    if kind == "model":
+        return isinstance(r.get("id"), str) and 0 < len(r["id"]) <= MODEL_CHARS
+    if kind == "rewound":
+        return (all(isinstance(r.get(k), int) and not isinstance(r.get(k), bool) for k in ("first", "last"))
+                and 1 <= r["first"] <= r["last"])
     if kind == "kept":
         return (isinstance(r.get("typed"), list) and WorkLedger.state_ok(r.get("ledger"))
                 and all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in r["typed"]))
@@ -126,6 +137,12 @@ def replay(lines: list[str]) -> LoadedSession:
         kind = record["t"]
         if kind == "session":
             loaded.header = record
+            choice = record.get("model_choice")
+            loaded.model_choice = choice[:MODEL_CHARS] if isinstance(choice, str) and choice else None
+        if kind == "model":
+            loaded.model_choice = record["id"]
+        if kind in CHECKPOINT_RECORDS:     # a "checkpoints" record is the whole state: what came before it goes
+            loaded.checkpoints = ([] if kind == "checkpoints" else loaded.checkpoints) + [record]
         messages = apply_record(messages, record)
         if kind in ("set", "extend", "replace") and loaded.anchor and (record.get("i", record.get("keep", 0)) < loaded.anchor[0]):
             loaded.anchor = None           # the prompt that usage measured was rewritten since

@@ -27,6 +27,9 @@ def main(argv=None) -> int:
     parser.add_argument("--delay", type=float, default=0.01, help="seconds between streamed chunks")
     parser.add_argument("--lenient", action="store_true", help="skip request validation")
     parser.add_argument("--min-cacheable", type=int, default=1024, help="smallest prompt prefix that is cached")
+    parser.add_argument("--plain-only", type=int, default=0, metavar="STATUS", help="/v1/chat/completions "
+                        "refuses a system message whose content is a list of parts with this status (422, 400, "
+                        "500), as some local servers do")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
     script = []
@@ -36,7 +39,8 @@ def main(argv=None) -> int:
     try:
         server = StandIn(script=script, brain=Brain(), strict=not args.lenient, context_window=args.window,
                          api_key=args.key, port=args.port, delay=args.delay, verbose=args.verbose,
-                         cache=PromptCache(min_cacheable=args.min_cacheable), admin=not args.no_admin).start()
+                         cache=PromptCache(min_cacheable=args.min_cacheable), admin=not args.no_admin,
+                         plain_only=args.plain_only).start()
     except OSError as exc:
         print(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1

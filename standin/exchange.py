@@ -30,6 +30,10 @@ ERROR_MESSAGES = {401: "invalid x-api-key", 429: "Number of request tokens has e
                   "rate limit", 500: "Internal server error", 529: "Overloaded", 403: "Permission denied"}
 STREAM_ERROR_MESSAGES = {"overloaded_error": "Overloaded"}     # else "Internal server error"
 NO_REPLY_LEFT = "(stand-in: no scripted reply left)"
+# what LiteLLM 1.80 answered (500) when its backend refused a system message made of parts
+PLAIN_ONLY_MESSAGE = ("litellm.InternalServerError: InternalServerError: OpenAIException - 1 validation error for "
+                      "ChatCompletionRequest\nmessages.0.content\n  Input should be a valid string [type=string_type]. "
+                      "Received Model Group=small-model")
 
 
 def new_id(prefix: str) -> str:
@@ -38,12 +42,20 @@ def new_id(prefix: str) -> str:
 
 
 def blocks_for(reply: dict) -> list[dict]:
+    """The answer's blocks. `"split": N` sends each tool call as blocks of its own with one id, each
+    holding N characters of the input's JSON (as LiteLLM streams a tool call whose chunks repeat the id)."""
     blocks = []
     if reply.get("text"):
         blocks.append({"type": "text", "text": reply["text"]})
     for call in reply.get("tool_calls") or []:
-        blocks.append({"type": "tool_use", "id": call.get("id") or new_id("toolu_01"), "name": call["name"],
-                       "input": call.get("input", {})})
+        block = {"type": "tool_use", "id": call.get("id") or new_id("toolu_01"), "name": call["name"],
+                 "input": call.get("input", {})}
+        size = int(reply.get("split") or 0)
+        text = json.dumps(block["input"])
+        if size > 0:
+            blocks += [{**block, "input": {}, "_partial": text[at:at + size]} for at in range(0, len(text), size)]
+        else:
+            blocks.append(block)
     return blocks
 
 
@@ -91,6 +103,7 @@ class Exchange:
         self.usages: list[dict] = []         # usage of every answered request, in order, with its body
         self.cache = cache or PromptCache()
         self.lock = threading.Lock()
+        self.plain_only = 0                  # a status: refuse the system prompt as blocks, as a gateway did
 
     def queue(self, *replies) -> None:
         with self.lock:
@@ -121,6 +134,8 @@ class Exchange:
     def check(self, body: dict, counting: bool = False) -> tuple[int, tuple[int, str] | None]:
         """(the prompt's tokens, the 400 the real API would answer — an invalid request, a prompt too
         long — or None)."""
+        if self.plain_only and isinstance(body.get("system"), list):
+            return 0, (self.plain_only, PLAIN_ONLY_MESSAGE)
         try:
             if self.strict:
                 validate_request({**body, "max_tokens": 1} if counting else body)

@@ -18,6 +18,10 @@ is a dict (or a callable taking the request body and returning one):
     {"stall": 5, "text": ...}                        stop for 5 s half-way through the stream
     {"delay": 0.05, "chunk": 4}                      pace of the stream (seconds per chunk, chars)
 
+It also speaks OpenAI's `POST /v1/chat/completions` from the same script (openai_chat.py), so that a
+gateway such as LiteLLM can stand in front of it (tests/test_gateway.py); `plain_only` (a status) refuses
+the system prompt as blocks in both dialects, as a gateway in front of a strings-only server does.
+
 Replies stream as SSE (chunked transfer encoding, so a drop is a real protocol
 error) or come back as JSON, with `usage` always set. Admin endpoints let a
 separate process drive a running stand-in: POST /_standin/queue (a list of
@@ -42,6 +46,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .cache import PromptCache
+from .openai_chat import chat_answer, chat_check, chat_error
 from .exchange import (DEFAULT_WINDOW, ERROR_MESSAGES, ERROR_TYPES, STREAM_ERROR_MESSAGES, Exchange, new_id,
                        stream_events)
 
@@ -57,9 +62,13 @@ class StandIn(Exchange):
     def __init__(self, script=None, brain=None, strict: bool = True, context_window: int = DEFAULT_WINDOW,
                  api_key: str | None = None, port: int = 0, chunk: int = 12, delay: float = 0.0,
                  verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True,
-                 max_body: int = MAX_BODY):
+                 max_body: int = MAX_BODY, plain_only: int = 0):
         super().__init__(script, brain, strict, context_window, cache, record)
         self.api_key, self.max_body = api_key, max_body
+        self.plain_only = plain_only         # refuse the system prompt as blocks with this status (both dialects)
+        # /v1/chat/completions over the window, streamed: "empty" (an empty 200), "error" (OpenAI's 400), or
+        # "vllm" (that 400 when the prompt and max_tokens together do not fit)
+        self.chat_overflow = "empty"
         self.chunk, self.delay, self.verbose = chunk, delay, verbose
         self.admin = admin                   # False: no /_standin/ endpoints at all (tests drive it in-process)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
@@ -195,6 +204,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if body is None:
             return self._send_error(400, "Invalid JSON in request body")
+        if self.path.startswith("/v1/chat/completions"):
+            return self._chat(body)
         counting = self.path.startswith("/v1/messages/count_tokens")
         if not counting and not self.path.startswith("/v1/messages"):
             return self._send_error(404, f"Not found: {self.path}")
@@ -207,6 +218,36 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_json(200, {"input_tokens": prompt})
         try:
             self._answer(body, self.standin.next_reply(body), prompt)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _chat(self, body: dict) -> None:
+        """The OpenAI-compatible dialect (openai_chat.py), from the same script."""
+        self.standin.keep(body)
+        prompt, refused = chat_check(body, self.standin.context_window, self.standin.plain_only,
+                                     self.standin.chat_overflow != "empty", self.standin.chat_overflow == "vllm")
+        over = prompt > self.standin.context_window        # answered empty (streamed): no scripted reply used
+        reply = {} if refused or over else self.standin.next_reply(body)
+        refused = refused or chat_error(reply)
+        if refused is not None:
+            status, payload = refused
+            self.standin.answers.append(f"{status} {json.dumps(payload)[:200]}")
+            return self._send_json(status, payload)
+        whole, chunks = chat_answer(body, reply, prompt, self.standin.context_window)
+        empty = reply.get("empty") or prompt > self.standin.context_window
+        self.standin.answers.append(f"200 {whole['choices'][0]['finish_reason']}" + (" empty" if empty else ""))
+        if not body.get("stream"):
+            return self._send_json(200, whole)
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for data in chunks:
+                self._chunk(f"data: {json.dumps(data)}\n\n".encode())
+            self._chunk(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 

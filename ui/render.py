@@ -9,6 +9,7 @@ terminal with a control character in it, whichever field it sits in. Then:
     ToolFinished     output head and tail, exit code, time, diff (ui/toolview.py, ui/diffview.py)
     Notice, Retrying, Compaction, TurnStatus, reports: one line (or a block), above the live area
     ShowToolResult   /last: the whole latest tool result in a pager
+    SessionChoices, SessionResumed   /resume: the sessions to pick from (sessions_view.py), then the one resumed
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from rich.text import Text
 
 from events import CleanReport, TimelineReport
 from events import (ClearScreen, Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice,
-                    RequestStarted, ResponseDone, Retrying, ShowToolResult, TextDelta, ToolFinished, ToolOutput,
-                    ToolStarted, TurnStatus)
+                    RequestStarted, ResponseDone, Retrying, SessionChoices, SessionResumed, ShowToolResult, TextDelta,
+                    ToolFinished, ToolOutput, ToolStarted, TurnStatus)
 from .activity import Activity
 from .markdown_stream import MarkdownStream
 from .reports import context_report, cost_report, help_report, memory_report, status_line
@@ -82,6 +83,9 @@ class Renderer:
 
     # ---- events ------------------------------------------------------------------------
     def __call__(self, event) -> None:
+        if isinstance(event, (SessionChoices, SessionResumed)):     # sessions_view.py makes each value safe
+            self._sessions(event)
+            return
         event = safe_data(event)
         if isinstance(event, RequestStarted):
             self._settle()
@@ -132,6 +136,16 @@ class Renderer:
         elif isinstance(event, (TimelineReport, CleanReport)):
             self._settle()
             show_report(self.console, event)
+
+    def _sessions(self, event) -> None:
+        from .sessions_view import session_lines, show_resumed
+        self._settle()
+        if isinstance(event, SessionResumed):
+            show_resumed(self.console, event.loaded, event.messages)
+            return
+        for n, path in enumerate(event.paths, 1):
+            for line in session_lines(n, path, self.console.width):
+                self.console.print(line, no_wrap=True, overflow="ellipsis")
 
     def page(self, finished: ToolFinished | None) -> None:
         """/last: the whole result of the latest tool call (a saved output read from its file)."""

@@ -1,4 +1,4 @@
-"""The interactive `s08 >>` loop: prompt_toolkit input (history, multi-line, slash-command completion,
+"""The interactive `s08 >>` loop: prompt_toolkit input (history, multi-line, slash-command and @path completion,
 pastes folded to `[pasted N lines]`, Shift-Tab for the approval mode), then one turn at a time with
 the keyboard watched (Esc interrupts, typing ahead is kept for the next prompt).
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
-from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.completion import Completer, Completion, merge_completers
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.keys import Keys
@@ -29,6 +29,7 @@ from events import Interrupted, Notice
 from storage import private_file
 from .approve import Approver
 from .keys import KeyWatcher
+from .mention_complete import MentionCompleter
 from .onboarding import first_run, make_ask
 from .render import Renderer
 from .sanitize import safe, safe_line
@@ -158,7 +159,8 @@ def run_repl(app, debug: bool = False) -> int:
         first_run(app)
     pastes, state, hinted, queued, typed = Pastes(), {"empty": False}, False, [], ""
     session = PromptSession(history=_history(app.settings.s08_history_file, console, pastes),
-                            auto_suggest=AutoSuggestFromHistory(), completer=SlashCompleter(dict(help_entries())),
+                            auto_suggest=AutoSuggestFromHistory(), completer=merge_completers(
+                                [SlashCompleter(dict(help_entries())), MentionCompleter(app.workspace)]),
                             complete_while_typing=True, key_bindings=_key_bindings(app, pastes, state),
                             style=Style.from_dict({"prompt": "ansicyan bold", "mode": "ansiyellow"}),
                             prompt_continuation=_continuation, rprompt=lambda: _mode_hint(app))

@@ -64,6 +64,8 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
     if event.sandbox:
         out.append("\n").append(safe_line(event.sandbox), style="yellow" if "every command asks" in event.sandbox
                                  else "dim")
+    if event.usage_doubt:
+        out.append("\n").append(safe_line(event.usage_doubt), style="yellow")
     return out
 
 
@@ -132,9 +134,12 @@ def memory_report(event: MemoryReport) -> Text:
     return out
 
 
-HELP_KEYS = ("  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands · Esc or Ctrl-C "
+HELP_KEYS = ("  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands and @paths · Esc or Ctrl-C "
              "interrupts the turn (Ctrl-C at the prompt clears the line) · Shift-Tab cycles the approval mode "
              "(default → auto_edit → yolo) · Ctrl-D exits")
+HELP_HABITS = ("  !cmd runs your own shell command (the model sees it with your next message) · @path attaches a "
+               "workspace file (Tab completes it) · /undo and /rewind cover write_file / edit_file, not shell "
+               "commands")
 
 
 def help_report(event: HelpReport) -> Text:
@@ -143,4 +148,5 @@ def help_report(event: HelpReport) -> Text:
     for name, help_text in event.entries:
         out.append("\n").append(f"  {safe_line(name):<10}", style="cyan").append(f" {safe_line(help_text)}")
     out.append("\n").append("  exit, q   ", style="cyan").append("  leave (as do Ctrl-D and /quit)")
-    return out.append("\n").append("Keys", style="bold").append(HELP_KEYS)
+    out.append("\n").append("Keys", style="bold").append(HELP_KEYS)
+    return out.append("\n").append("Typed", style="bold").append(HELP_HABITS)

@@ -157,3 +157,15 @@ def test_a_command_the_policy_lets_run_changes_no_file(scratch, program, operand
     before = digest(folder.parent)
     run(command, folder, env)
     assert digest(folder.parent) == before, command
+
+
+@pytest.mark.parametrize("command", ["{\U000E0000x", "echo {\U000E0000x", "{\U0010220c\u00f2yZ8",
+                                     "\b{\U00059f94\u00b2", "\\\r\u0800", "cat caf\\\u00e9"])
+def test_non_ascii_text_the_grammar_once_crashed_on_is_read_from_the_real_bytes(command):
+    """tree-sitter-bash 0.25 segfaulted on `{` before some supplementary-plane characters; the grammar
+    now sees ASCII stand-ins at the same offsets, and the words keep the real characters."""
+    script = parse(command)
+    for simple in script.commands:
+        for word in simple.words:
+            assert set(word) <= set(command) | {"\ufffd"}, (command, simple.words)
+    assert parse("cat caf\\\u00e9 \U000E0000x").commands[0].words == ["cat", "caf\u00e9", "\U000E0000x"]

@@ -70,8 +70,9 @@ def test_the_index_decides_exactly_what_the_uncached_layers_decide(index_workspa
             messages.append(message)
         if message["role"] == "user" and data.draw(st.booleans()):     # not every message is followed by a call
             check()
-    compactor.observe(messages, {"input_tokens": 5, "cache_read_input_tokens": 995, "output_tokens": 0})
-    assert compactor.measure(messages) == 1000
+    total = max(1000, estimate_tokens(messages))      # a usage far below the estimate is not trusted (pipeline.py)
+    compactor.observe(messages, {"input_tokens": 5, "cache_read_input_tokens": total - 5, "output_tokens": 0})
+    assert compactor.measure(messages) == total
 
 
 def test_a_session_history_says_what_changed_since_a_version():
