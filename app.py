@@ -33,6 +33,7 @@ from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFini
 from messages import drop_interruption_marks
 from llm import make_provider
 from loop.agent_loop import Agent, TurnResult, run_turn
+from approvals.plan_mode import note_for, told_planning
 from redact import redact_data
 from session.log import LoadedSession, LoggedHistory, SessionLog, UsageRecorder, open_session
 from session.index import IndexRecorder
@@ -75,6 +76,7 @@ class App:
         self.load()
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
+        self.plan_told = told_planning(self.messages)     # a resumed history may end in plan mode
         if resume is not None:
             app_habits.restore_session_state(self, resume, model)        # its checkpoints, and the model chosen
         elif model:
@@ -280,11 +282,15 @@ class App:
         self.ledger.begin_turn()
         self.checkpoints.prompt = self.continuity.turn + (1 if text and text.strip() else 0)
         attached = app_habits.attachments_for(self, text) if text else ()
-        result = run_turn(self.messages, text, self.agent, attached)
+        note = ""
+        if text and text.strip():           # plan mode on, or just switched off: the model is told (plan_mode.py)
+            note, self.plan_told = note_for(self.approvals.mode == "plan", self.plan_told)
+        result = run_turn(self.messages, text, self.agent, attached, note=note)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
-                                 self.settings.caching and not self.agent.plain_form, self.demo, self.approvals.mode))
+                                 self.settings.caching and not self.agent.plain_form, self.demo,
+                                 self.approvals.summary()))
         return result
 
     @property
@@ -306,6 +312,7 @@ class App:
         self.agent = None                       # type: ignore[assignment]
         self.load()                             # and a fresh compactor: no state of the old conversation
         self._use_history(self._new_history())
+        self.plan_told = False
         self.agent.compactor.learn_window(learned, quiet=True)
         self.ledger.new_session()               # the run's total goes on
         self.approvals.forget()                 # "always" answers belonged to the old session
@@ -339,6 +346,16 @@ class App:
         if self._blocked():
             return
         self.messages[:] = self.agent.compactor.compact(self.messages, focus)
+
+    def set_plan_mode(self, on: bool) -> None:
+        """/plan: plan mode on, or back to the mode the session had before it (default if none)."""
+        approvals = self.approvals
+        if on and approvals.mode != "plan":
+            self.mode_before_plan, approvals.mode = approvals.mode, "plan"
+        elif not on and approvals.mode == "plan":
+            approvals.mode = getattr(self, "mode_before_plan", "default")
+        self.emit(Notice(f"[approvals: {approvals.mode}"
+                         + (" — only reading; the model plans and changes nothing]" if on else "]"), "info"))
 
     def retry(self) -> None:
         drop_interruption_marks(self.messages)

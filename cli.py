@@ -16,7 +16,6 @@ import argparse
 import os
 import signal
 import sys
-import threading
 from pathlib import Path
 
 from commands import QUIT, UNKNOWN, UNUSABLE, dispatch
@@ -51,6 +50,29 @@ def _run_once(app, prompt: str) -> int:
     if result.text:
         say_out(result.text)
     return 0 if result.ok else (130 if result.interrupted else 1)
+
+
+def _run_once_json(app, prompt: str, streaming: bool) -> int:
+    """-p with --output-format json / stream-json (ui/json_output.py): the same run and exit codes,
+    stdout holds JSON only."""
+    from ui.json_output import JsonEvents
+    events = JsonEvents(streaming)
+    app.set_emit(events)
+    _print_warnings(app)
+    if not prompt.strip():
+        from ui import say_err
+        say_err("the prompt is empty: give -p some text")
+        return 2
+    events.init(app)
+    result = dispatch(app, prompt)
+    if result in (UNKNOWN, UNUSABLE):
+        code = 2
+    elif result is None or result == QUIT:
+        code = 0
+    else:
+        code = 0 if result.ok else (130 if result.interrupted else 1)
+    events.result(app, result if hasattr(result, "ok") else None, code)
+    return code
 
 
 def _run_piped(app) -> int:
@@ -130,10 +152,15 @@ def _parser(prog: str | None) -> argparse.ArgumentParser:
                         "instead of <workspace>/.env")
     parser.add_argument("--approval-mode", choices=APPROVAL_MODES, default=None,
                         help="when to ask before a tool call: default (commands that change things and file "
-                        "changes), auto_edit (commands only), yolo (never); overrides APPROVAL_MODE")
+                        "changes), auto_edit (commands only), yolo (never), plan (nothing may change: only "
+                        "reading, while the model plans); overrides APPROVAL_MODE")
     parser.add_argument("--yolo", action="store_true", help="never ask (same as --approval-mode yolo)")
     parser.add_argument("--model", default=None, metavar="NAME",
                         help="the model to use (your choice, kept when the session is resumed; /model changes it)")
+    parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
+                        help="with -p: text (the answer), json (one result object at the end: answer, session "
+                        "id, usage, cost, compactions, stop reason) or stream-json (one JSON event per line as it "
+                        "happens, the result last)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     demo = parser.add_mutually_exclusive_group()
     demo.add_argument("--demo", dest="demo", action="store_const", const="on",
@@ -177,6 +204,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         from session.cli import main as session_main
         return session_main(given, prog or program_name())
     args = _parser(prog).parse_args(argv)
+    if args.output_format != "text" and args.prompt is None:
+        from ui.quiet import say_err
+        say_err(f"--output-format {args.output_format} needs -p PROMPT")
+        return 2
     workspace = (args.workspace or Path(os.getcwd())).expanduser().resolve()
     if not workspace.is_dir():
         from ui.quiet import say_err
@@ -189,13 +220,12 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _stop_on_signal)
     try:
+        if args.prompt is not None and args.output_format != "text":
+            return _run_once_json(app, args.prompt, args.output_format == "stream-json")
         if args.prompt is not None:
             return _run_once(app, args.prompt)
         if not sys.stdin.isatty():
             return _run_piped(app)
-        if app.agent.provider is not None:    # the SDK's import (~1 s) overlaps the banner and the first prompt
-            from llm import preload_sdk
-            threading.Thread(target=preload_sdk, name="preload-sdk", daemon=True).start()
         from ui import run_repl
         return run_repl(app, debug=args.debug)
     except Exception as exc:  # noqa: BLE001 — never a traceback in -p or piped mode

@@ -95,6 +95,11 @@ def _compact(app, arg: str) -> None:
     app.compact(arg)
 
 
+@command("/plan", "plan mode on or off: only reading, the model plans (/plan on|off; Shift-Tab cycles the modes)")
+def _plan(app, arg: str) -> None:
+    app.set_plan_mode({"on": True, "off": False}.get(arg.lower(), app.approvals.mode != "plan"))
+
+
 @command("/context", "how full the context is, by part")
 def _context(app, _arg: str) -> None:
     agent = app.agent

@@ -42,7 +42,7 @@ def hand_over(secrets: dict[str, str]) -> None:
 def process_environ() -> dict[str, str]:
     """The environment as s08 was started with it: os.environ plus the secrets handed over."""
     return {**os.environ, **_handed_over}
-APPROVAL_MODES = ("default", "auto_edit", "yolo")
+APPROVAL_MODES = ("default", "auto_edit", "yolo", "plan")
 SANDBOX_MODES = ("read-only", "workspace", "off")
 PREVIEW_CHARS = 2_000      # head + tail kept in the context of anything saved to disk instead (outputs, inputs)
 BASH_TIMEOUT = 120.0       # seconds before a bash command's process group is killed

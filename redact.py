@@ -19,6 +19,8 @@ accepts `test`) and are not hunted for: redacting every "test" would mangle outp
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from pathlib import Path
 
 from dotenv import dotenv_values
@@ -77,13 +79,21 @@ def redact_data(value, secrets):
 
 
 def redact(text: str, secrets) -> str:
-    """`text` with every secret value replaced by [redacted]."""
-    if not isinstance(text, str):
+    """`text` with every secret value replaced by [redacted]: scanned left to right, and where
+    several secrets start at one place the longest is taken (a token containing a key wins)."""
+    values = tuple(v for v in secrets or () if v)
+    if not isinstance(text, str) or not values:
         return text
-    for value in secrets or ():
-        if value in text:
-            text = text.replace(value, REDACTED)
-    return text
+    return _pattern(values).sub(REDACTED, text)
+
+
+@lru_cache(maxsize=32)
+def _pattern(secrets: tuple) -> re.Pattern:
+    """Secrets as one alternation, longest first: a regex takes the first alternative that matches at
+    the leftmost place, so this is leftmost-longest. Works for str and for bytes secrets."""
+    ordered = sorted(dict.fromkeys(secrets), key=len, reverse=True)
+    return re.compile(b"|".join(map(re.escape, ordered)) if isinstance(ordered[0], bytes)
+                      else "|".join(map(re.escape, ordered)))
 
 
 def redact_url(url: str) -> str:
@@ -99,33 +109,53 @@ def redact_url(url: str) -> str:
 
 
 class StreamRedactor:
-    """Redact a byte stream chunk by chunk. Holds back the last (longest secret − 1) bytes of each
-    chunk, so a secret cut in two by a chunk boundary is joined before it is looked for."""
+    """Redact a byte stream chunk by chunk, holding back only what must wait: the longest ending of the
+    output that could be the start of a secret (so a secret cut in two by a chunk boundary is joined
+    before it is looked for). Everything else is passed on at once — a line that cannot begin a
+    secret is never held. What is passed on, joined, is exactly `redact` of the whole stream."""
 
     def __init__(self, secrets):
-        self.secrets = [s.encode("utf-8", "surrogatepass") for s in secrets or ()]
-        self.keep = max((len(s) for s in self.secrets), default=1) - 1
+        self.secrets = tuple(dict.fromkeys(s.encode("utf-8", "surrogatepass") for s in secrets or () if s))
+        self.pattern = _pattern(self.secrets) if self.secrets else None
+        self.longest = max((len(s) for s in self.secrets), default=0)
+        # every proper beginning of a secret: a held-back ending is one of these
+        self.starts = {s[:k] for s in self.secrets for k in range(1, len(s))}
         self.carry = b""
 
     def feed(self, data: bytes) -> bytes:
         """Redacted bytes that are safe to pass on now."""
-        if not self.secrets:
+        if self.pattern is None:
             return data
-        buf = self._replace(self.carry + data)
-        if self.keep <= 0:
-            self.carry = b""
-            return buf
-        cut = max(0, len(buf) - self.keep)
-        self.carry = buf[cut:]
-        return buf[:cut]
+        out, self.carry = self._split(self.carry + data)
+        return out
 
     def flush(self) -> bytes:
-        """The held-back tail, at the end of the stream."""
+        """The held-back tail, redacted, at the end of the stream (it may hold a shorter secret that
+        waited to see whether a longer one would follow)."""
         rest, self.carry = self.carry, b""
-        return self._replace(rest)
+        return self.pattern.sub(REDACTED.encode(), rest) if self.pattern is not None else rest
 
-    def _replace(self, buf: bytes) -> bytes:
-        for secret in self.secrets:
-            if secret in buf:
-                buf = buf.replace(secret, REDACTED.encode())
-        return buf
+    def _hold_from(self, buf: bytes, start: int) -> int:
+        """The first index ≥ `start` from which the rest of `buf` could be the start of a secret
+        (len(buf) when no ending could)."""
+        for i in range(max(start, len(buf) - self.longest + 1), len(buf)):
+            if buf[i:] in self.starts:
+                return i
+        return len(buf)
+
+    def _split(self, buf: bytes) -> tuple[bytes, bytes]:
+        """(what can go now, redacted; what must wait). A secret found before the held ending is replaced
+        (no longer one can start where it starts, or the ending would begin there); one that runs into
+        the ending consumes it, and the ending is looked for again after it."""
+        assert self.pattern is not None
+        parts, pos = [], 0
+        hold = self._hold_from(buf, 0)
+        for found in self.pattern.finditer(buf):
+            if found.start() >= hold:
+                break
+            parts += [buf[pos:found.start()], REDACTED.encode()]
+            pos = found.end()
+            if pos > hold:
+                hold = self._hold_from(buf, pos)
+        parts.append(buf[pos:hold])
+        return b"".join(parts), buf[hold:]

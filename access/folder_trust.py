@@ -49,14 +49,14 @@ WHO_COULD = ("Anyone who could write this folder (a cloned repository, a model i
 def relaxations(result, workspace_env: str | None) -> dict[str, str]:
     """The settings in use from the workspace's `.env` (not another file) that relax approvals or keep
     files outside the workspace. A default value (APPROVAL_MODE=default, as in a copied .env.example)
-    relaxes nothing."""
+    relaxes nothing, nor does APPROVAL_MODE=plan (it only restricts)."""
     if workspace_env is None:
         return {}
     defaults = {f.name: f.default for f in fields(Settings)}
     found = {}
     for name in RELAXING:
         value = getattr(result.settings, name.lower())
-        if result.sources.get(name) == workspace_env and value != defaults[name.lower()]:
+        if result.sources.get(name) == workspace_env and value not in (defaults[name.lower()], "plan"):
             found[name] = str(value)
     return found
 

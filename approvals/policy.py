@@ -4,6 +4,9 @@
                                 every file change is shown and asked about
                     auto_edit   file changes (always inside the workspace) run too; other commands ask
                     yolo        nothing asks
+                    plan        nothing changes: read-only tools and read-only commands run, every other
+                                call is refused without asking (the model is told it is planning:
+                                plan_mode.py), whatever was allowed before
     ALLOW_COMMANDS  command prefixes that run without asking, e.g. `pytest,npm test,git diff`
 
 A command is read by the one shell parser (approvals/shell.py, tree-sitter's bash grammar). It runs
@@ -45,6 +48,11 @@ from approvals.shell import Simple, parse
 MAX_COMMAND_CHARS = 4000          # longer commands are not analysed: they ask
 
 READ_ONLY_TOOLS = {"read_file", "compact"}
+# Shift-Tab's order; yolo is in it only when the session started in yolo (--yolo, or the setting)
+CYCLE = ("default", "auto_edit", "plan")
+PLAN_REFUSAL = ("Not run: plan mode is on, so nothing may change — only read_file and commands that only read "
+                "(ls, cat, grep, git status/diff/log, …) run. Do not retry it: finish the plan and present it; the "
+                "person switches plan mode off (Shift-Tab) to let you carry it out.")
 FILE_TOOLS = {"write_file", "edit_file"}
 WRAPPED_IN_PREFIX = set(WRAPPERS) | NOT_SEEN_THROUGH
 CONFIG_FOLDERS = {".git": "git runs the programs its config and hooks name",
@@ -174,6 +182,7 @@ class Approvals:
         if mode not in MODES:
             raise ValueError(f"APPROVAL_MODE must be one of {', '.join(MODES)}")
         self.mode, self.allow_commands = mode, tuple(allow_commands)
+        self.cycle_modes = CYCLE + (("yolo",) if mode == "yolo" else ())
         self.sandbox_problem = ""          # why commands cannot run in the kernel sandbox ("" when they can)
         self.refused_by_sandbox: set[str] = set()     # commands the read-only sandbox refused: they ask next time
         self.forget()
@@ -183,10 +192,34 @@ class Approvals:
         self.prefixes: set[str] = set()
         self.all_commands = self.all_edits = False
 
+    def summary(self) -> str:
+        """The mode, and what the person allowed for the session ("default + every command, `npm test`");
+        in plan mode only the mode (nothing it allowed applies there)."""
+        if self.mode == "plan":
+            return "plan (read only)"
+        grants = (["every command"] if self.all_commands else []) + (["every file change"] if self.all_edits else [])
+        prefixes = sorted(self.prefixes)
+        grants += [f"`{p}`" for p in prefixes] if len(prefixes) <= 2 else [f"{len(prefixes)} commands"]
+        return self.mode + (" + " + ", ".join(grants) if grants else "")
+
     def cycle(self) -> str:
-        """The next mode (Shift-Tab in the REPL)."""
-        self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)]
+        """The next mode (Shift-Tab in the REPL): default → auto_edit → plan → default, with yolo after
+        plan only when the session started in yolo (it is never entered by a stray key otherwise)."""
+        modes = self.cycle_modes
+        self.mode = modes[(modes.index(self.mode) + 1) % len(modes)] if self.mode in modes else modes[0]
         return self.mode
+
+    def plan_refuses(self, name: str, args) -> bool:
+        """In plan mode: would this call change anything (so it is refused)?"""
+        if name in READ_ONLY_TOOLS:
+            return False
+        if name in FILE_TOOLS:
+            return True
+        if name != "bash":
+            return False                 # unknown tools are refused by the registry anyway
+        command = str(args.get("command", "")) if isinstance(args, dict) else ""
+        parts = split_command(command)
+        return parts is None or not all(read_only(p) for p in parts)
 
     def needs_approval(self, name: str, args, where: str = "") -> Request | None:
         """None when the call may run now; otherwise what to ask. `where`: a file tool's path as it
@@ -228,7 +261,7 @@ class Approvals:
         """Would this bash call run without a question only because every part of it looks read-only
         (not because of yolo, an "always" or an allowed prefix)?"""
         command = str(args.get("command", "")) if isinstance(args, dict) else ""
-        if name != "bash" or self.mode == "yolo" or self.all_commands or not command.strip():
+        if name != "bash" or self.mode == "yolo" or (self.all_commands and self.mode != "plan") or not command.strip():
             return False
         parts = split_command(command)
         return parts is not None and all(read_only(p) for p in parts)
@@ -253,7 +286,10 @@ class Approvals:
     def decide(self, name: str, args, change, ask, where: str = "") -> tuple[Refusal | None, str]:
         """(refusal or None, how the call runs): "read-only" when the policy lets it run without a
         question because it judged it read-only (the bash tool then runs it in the read-only sandbox),
-        "" when it runs as allowed."""
+        "" when it runs as allowed. In plan mode what is not reading is refused, unasked."""
+        if self.mode == "plan" and self.plan_refuses(name, args):
+            notice = f"[plan mode] {name} was not run: plan mode allows only reading" if ask is None else ""
+            return Refusal(PLAN_REFUSAL, notice, "not run: plan mode (only reading)"), ""
         request, why = self.needs_approval(name, args, where or getattr(change, "path", "") or ""), ""
         if request is None and self.judged_read_only(name, args):
             why = self.sandbox_problem or ("the read-only sandbox refused it before"

@@ -258,7 +258,7 @@ class _Walker:
         glob = any(c in bare for c in GLOB_CHARS)
         return Word(text, literal, glob, bare.startswith(tuple(GLOB_CHARS)))
 
-    def words(self, nodes: list[Node], ctx: _Ctx, others: tuple = ()) -> list[Word]:
+    def words(self, nodes: list[Node], ctx: _Ctx, others: tuple = ()) -> list[Word | None]:
         """Words from nodes in source order; `others` are the (start, end) spans of what stands between
         them (redirections, assignments). Nodes that touch, or are joined by a line continuation
         (`-\\<newline>o`) or an escaped character the grammar skipped (`'a'\\ "b"`), are one word to
@@ -269,7 +269,12 @@ class _Walker:
         previous = None
         for start, end, node in spans:
             gap = self.source[previous[1]:start].replace(b"\\\n", b"") if previous else b""
-            if previous and gap and not gap.isspace() and not ESCAPES.fullmatch(gap):
+            if b"\n" in gap and groups and node is not None:
+                # bash ends a command at a bare newline; the grammar sometimes reads on past it
+                # (`ls && ls | ls | ls<newline>rm f` as one `ls rm f`): what follows is a command of its own
+                self.script.constructs.add("a newline inside one command")
+                groups.append([])
+            elif previous and gap and not gap.isspace() and not ESCAPES.fullmatch(gap):
                 self.script.constructs.add("text between words")
             joined = previous is not None and previous[2] is not None and node is not None and \
                 (not gap or ESCAPES.fullmatch(gap))
@@ -278,7 +283,7 @@ class _Walker:
             elif node is not None:
                 groups.append([node])
             previous = (start, max(end, previous[1]) if previous else end, node)
-        return [self.word(group, ctx) for group in groups]
+        return [self.word(group, ctx) if group else None for group in groups]
 
     # ---- redirections ----------------------------------------------------------------------------
 
@@ -435,7 +440,10 @@ class _Walker:
                     self.script.constructs.add(f"{kind} in a command")
                     self.stack.append((child, ctx))
         for word in self.words(word_nodes + extra, ctx, tuple(others)):
-            simple.add(word)
+            if word is None:                 # a newline the grammar read past: a new command starts
+                simple = self.new_simple(node, ctx)
+            else:
+                simple.add(word)
 
     def flat(self, node: Node, ctx: _Ctx, lead: list[str]) -> None:
         """A command the grammar reads as an expression (`[ … ]`, `export …`): its words in order."""
@@ -496,7 +504,8 @@ class _Walker:
             if values:
                 header.add(Word("in"))
             for word in self.words(values, ctx):
-                header.add(word)
+                if word is not None:
+                    header.add(word)
         else:
             condition = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "condition"
                          and c.is_named]

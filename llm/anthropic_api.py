@@ -3,6 +3,7 @@
     AnthropicProvider(settings, key_source, secrets).stream(request, emit) -> ModelReply
     check_key(key, base_url, ...) -> KeyCheck        one cheap request that says if a key works
     preload_sdk()                                    import the SDK early (a background thread at start-up)
+    AnthropicProvider.warm()                         that, and build the client (the same thread)
 
 A call is sent with `stream=True` and read by llm/stream_watch.py (a total deadline, and an idle timer
 that pings do not reset: the endpoint is untrusted); retries are ours, not the SDK's (it gets
@@ -12,6 +13,7 @@ on (llm/errors.py). The SDK is imported lazily: `import llm` does not pay for it
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from events import Emit, ignore
@@ -36,20 +38,27 @@ class AnthropicProvider:
         self.settings, self.key_source = settings, key_source
         self._secrets = secret_values(settings) if secrets is None else tuple(secrets)
         self._client = None
+        self._building = threading.Lock()       # warm() in a background thread, or the first call
+
+    def warm(self) -> None:
+        """Import the SDK and build the client now — in a background thread while the person types at
+        the first prompt, so the first answer waits for neither (together about a second). Sends nothing."""
+        self.client  # noqa: B018
 
     def secrets(self) -> tuple:
         return self._secrets
 
     @property
     def client(self):
-        if self._client is None:
-            import anthropic
-            s = self.settings
-            credential = ({"api_key": s.anthropic_api_key} if s.anthropic_api_key
-                          else {"auth_token": s.anthropic_auth_token})
-            self._client = anthropic.Anthropic(base_url=s.base_url, max_retries=0, timeout=s.api_timeout,
-                                               **credential)
-        return self._client
+        with self._building:
+            if self._client is None:
+                import anthropic
+                s = self.settings
+                credential = ({"api_key": s.anthropic_api_key} if s.anthropic_api_key
+                              else {"auth_token": s.anthropic_auth_token})
+                self._client = anthropic.Anthropic(base_url=s.base_url, max_retries=0, timeout=s.api_timeout,
+                                                   **credential)
+            return self._client
 
     def _fail(self, exc) -> LLMError:
         s, url = self.settings, redact_url(self.settings.base_url)

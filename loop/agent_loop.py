@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from approvals.policy import Approvals
+from loop.environment import environment_section
 from loop.big_input import fit_input
 from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity, estimate_tokens
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying
@@ -75,7 +76,9 @@ class Agent:
     remember_plain: Callable[[], str] | None = None   # records that for the endpoint; returns where ("" failed)
 
     def __post_init__(self):
-        self.base_system = self.base_system or SYSTEM_PROMPT.format(workspace=self.workspace)
+        # s08's own text, then the environment as it is now (loop/environment.py): once per session
+        self.base_system = self.base_system or (SYSTEM_PROMPT.format(workspace=self.workspace)
+                                                + environment_section(self.workspace))
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
         self.instructions = load_instructions(self.workspace)
         self.cache_marks = CacheMarks()
@@ -328,16 +331,19 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             return reply
 
 
-def run_turn(messages: list[dict], text: str | None, agent: Agent, attached: tuple[str, ...] = ()) -> TurnResult:
+def run_turn(messages: list[dict], text: str | None, agent: Agent, attached: tuple[str, ...] = (),
+             note: str = "") -> TurnResult:
     """One user turn. `text=None` re-runs the history as it is (/retry). Never raises for
     Ctrl-C or a failed model call: the history is left valid and the reason is emitted. `attached`:
-    text blocks that follow the person's message (the files it mentions with @, loop/mentions.py)."""
+    text blocks that follow the person's message (the files it mentions with @, loop/mentions.py);
+    `note`: s08's own words to the model before the person's (approvals/plan_mode.py), not typed."""
     close_dangling_tool_uses(messages)   # repair anything an earlier, harder interruption left open
     agent.begin_turn()
     text = clean_text(text) if text is not None else None
     if text is not None and text.strip():
         text = fit_input(text, agent.compactor.window.tokens, agent.workspace, agent.emit)
         agent.continuity.typed_message(text)      # recorded as the person's, before it enters the history
+        add_user_text(messages, note)
         add_user_text(messages, text)
         for block in attached:
             add_user_text(messages, block)

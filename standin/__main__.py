@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 
@@ -46,7 +47,8 @@ def main(argv=None) -> int:
         return 1
     print(f"stand-in Messages API on {server.url} (window {args.window:,} tokens, "
           f"{'strict' if not args.lenient else 'lenient'}); Ctrl-C stops it", flush=True)
-    print(f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY=test python agent.py", flush=True)
+    key = shlex.quote(args.key) if args.key else "test"       # the key it accepts, when one was given
+    print(f"  ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY={key} python agent.py", flush=True)
     try:
         while True:
             time.sleep(1)

@@ -48,7 +48,7 @@ HINT_ZH = ("我是脚本化的替身模型，不是 AI，只听得懂：运行 <
            "编辑 <文件>：把 <旧> 改成 <新> · 逐个读取所有 python 文件 · 使用 compact 工具，重点：<主题> · 讲一个长故事。")
 NOT_TYPED = ("[snipped ", "[compacted]", "[Request interrupted", "[The session stopped", "The user's first request",
              "Summary of the conversation so far", "<summary-request>", "Work ledger", "The user's own messages",
-             "[… ")           # a model can only guess from the text; s08 itself knows (compaction/continuity.py)
+             "[… ", "[Plan mode is ")           # a model can only guess from the text; s08 itself knows (compaction/continuity.py)
 
 
 def _unquote(text: str) -> str:
@@ -86,9 +86,15 @@ def _latest_request(messages: list[dict]) -> str:
     return ""
 
 
+def _output_lines(text: str) -> list[str]:
+    """A result's lines without the bash tool's `[exit code N]` trailer (not a line of the output)."""
+    lines = text.strip().splitlines()
+    return lines[:-1] if lines and re.fullmatch(r"\[exit code -?\d+\]", lines[-1]) else lines
+
+
 def _outcome(text: str) -> str:
     """A tool result in a few words: its size and exit code, not its content."""
-    lines = text.strip().splitlines()
+    lines = _output_lines(text)
     code = re.search(r"\[exit code (\d+)\]\s*$", text)
     return f"{len(lines)} line{'' if len(lines) == 1 else 's'}" + (f", exit code {code.group(1)}" if code else "")
 
@@ -216,7 +222,7 @@ class Brain:
             text = _result_text(r).strip()
             first = text.splitlines()[0][:120] if text else "(empty)"
             status = "error" if r.get("is_error") else "ok"
-            count = len(text.splitlines())
+            count = len(_output_lines(text))
             lines.append(f"- {status}: {first} ({count} line{'' if count == 1 else 's'})")
         return ("工具结果：\n" if zh else "Tool results:\n") + "\n".join(lines)
 

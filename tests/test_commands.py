@@ -37,7 +37,11 @@ def test_each_command_answers_with_its_event(tmp_path, workspace):
     dispatch(app, "/compact")
     assert events[-1] == Notice("nothing to compact yet", "warning")
     assert dispatch(app, "/login") == UNUSABLE             # nobody to ask for the key
-    assert set(expected) | {"/clear", "/compact", "/login", "/logout", "/retry", "/quit", "/timeline", "/clean",
+    dispatch(app, "/plan")
+    assert app.approvals.mode == "plan" and "only reading" in events[-1].text
+    dispatch(app, "/plan off")
+    assert app.approvals.mode == "yolo"                    # back to the mode it had (base_env's)
+    assert set(expected) | {"/clear", "/compact", "/login", "/logout", "/retry", "/plan", "/quit", "/timeline", "/clean",
                             "/model", "/resume", "/undo", "/rewind"} == set(COMMANDS)   # the last four: test_habits.py
     app.close()
 

@@ -6,7 +6,8 @@ wait in the terminal's buffer. While a turn runs, `KeyWatcher` turns echo and li
 
     Esc alone            → SIGINT to ourselves: the turn stops exactly as with Ctrl-C
     printable text       → kept; `take_typed()` hands it to the next prompt
-    ⏎                    → that line is sent when the turn ends, as a terminal would have done
+    ⏎                    → ends a line; the lines wait in the next prompt's input, to be edited and
+                           sent with Enter there (never sent by themselves)
                            (a line break inside a burst of text — a paste — stays a line break)
     Backspace, Ctrl-U    → edit what was kept
     arrows, Alt-x, …     → ignored

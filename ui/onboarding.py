@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from events import Question
+from version import program_name
 from .approve import GRACE
 from .sanitize import safe
 
@@ -28,7 +29,8 @@ def _why(app) -> str:
 def demo_notice(app) -> str:
     """One line for stderr in -p and piped modes."""
     return (f"s08: {_why(app)}, so the offline demo model answers: scripted replies, not a real model. "
-            f"For a real model run s08 and type /login, or set ANTHROPIC_API_KEY; --no-demo turns the demo off.")
+            f"For a real model run {program_name(exact=True)} and type /login, or set ANTHROPIC_API_KEY; "
+            "--no-demo turns the demo off.")
 
 
 def print_demo_banner(console: Console, app) -> None:

@@ -29,7 +29,7 @@ from .markdown_stream import MarkdownStream
 from .reports import context_report, cost_report, help_report, memory_report, status_line
 from .timeline_view import show_report
 from .sanitize import safe, safe_data
-from .toolview import finished_lines, live_tail, parse_persisted, seconds, tool_header
+from .toolview import finished_lines, live_tail, parse_persisted, seconds, summarize_input, tool_header
 
 NOTICE_STYLES = {"info": "dim", "warning": "yellow", "error": "bold red"}
 COMPACTION_STYLE = "magenta"
@@ -70,13 +70,18 @@ class Renderer:
 
     @contextmanager
     def interactive(self):
-        """For a question or a pager: nothing live on screen, and the keys go to whoever asks."""
+        """For a question or a pager: nothing live on screen, and the keys go to whoever asks. The
+        spinner that was showing comes back afterwards (a command approved with y runs on under it),
+        counting from then; not after Ctrl-C, which ends the turn."""
+        label = self.activity.label
         self._settle()
         if self.keys is None:
             yield
-            return
-        with self.keys.paused():
-            yield
+        else:
+            with self.keys.paused():
+                yield
+        if label:
+            self.activity.show(label)
 
     def finish(self) -> None:
         self._settle()
@@ -119,7 +124,7 @@ class Renderer:
         elif isinstance(event, Compaction):
             self._print(compaction_line(event), COMPACTION_STYLE)
         elif isinstance(event, TurnStatus):
-            self._print(status_line(event), "dim")
+            self._print(status_line(event, self.console.width - 1), "dim")
         elif isinstance(event, ContextReport):
             self._print(context_report(event, self.console.width - 2))
         elif isinstance(event, CostReport):
@@ -152,7 +157,7 @@ class Renderer:
         if finished is None:
             self._print("no tool has run in this session yet", "yellow")
             return
-        text = f"{finished.name}  {finished.input!r}\n\n{finished.content}"
+        text = f"{finished.name}  {summarize_input(finished.name, finished.input)}\n\n{finished.content}"
         saved = parse_persisted(finished.content)
         if saved and self.workspace is not None:
             try:

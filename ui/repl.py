@@ -8,8 +8,10 @@ exit or q leave, with the session's id and how to resume it.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import signal
+import threading
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
@@ -128,6 +130,23 @@ def _mode_hint(app):
     return "" if mode == "default" else [("class:mode", f"approvals: {safe_line(mode)} (shift-tab)")]
 
 
+def _warm_model(app):
+    """For the first prompt: once it is on screen, import the SDK and build the model client in the
+    background while the person types, so the first answer waits for neither. Never delays the
+    prompt (it starts after the first drawing); sends nothing."""
+    warm = getattr(app.agent.provider, "warm", None)
+    if warm is None:
+        return None
+    start = threading.Thread(target=warm, name="warm-model", daemon=True).start
+
+    def after_drawing() -> None:
+        try:
+            asyncio.get_running_loop().call_soon(start)
+        except RuntimeError:                        # no loop running (another prompt_toolkit): start now
+            start()
+    return after_drawing
+
+
 @contextmanager
 def _between_prompts():
     """Ctrl-C ignored while s08 prints between two prompts. The terminal is not raw there, so a
@@ -157,7 +176,7 @@ def run_repl(app, debug: bool = False) -> int:
     app.settle_endpoint()                  # an endpoint from this folder's .env: ask before any request
     if app.access.first_run and not app.access.pins.has_credentials and app.access.demo_choice != "on":
         first_run(app)
-    pastes, state, hinted, queued, typed = Pastes(), {"empty": False}, False, [], ""
+    pastes, state, hinted, warm = Pastes(), {"empty": False}, False, _warm_model(app)
     session = PromptSession(history=_history(app.settings.s08_history_file, console, pastes),
                             auto_suggest=AutoSuggestFromHistory(), completer=merge_completers(
                                 [SlashCompleter(dict(help_entries())), MentionCompleter(app.workspace)]),
@@ -168,13 +187,12 @@ def run_repl(app, debug: bool = False) -> int:
         try:        # a Ctrl-C in the instant between the parts below comes as SIGINT: ignored
             with _between_prompts():
                 lines, rest = keys.take_typed()
-            queued, typed = queued + lines, typed + rest
-            if queued:      # a line typed ahead with Enter is sent as if typed now; the rest waits in the input
-                default, accept = queued.pop(0), True
-            else:
-                default, accept, typed = typed, False, ""
+            # typed ahead, Enter included, waits in the input to be edited and sent: a key pressed
+            # as a question appeared is never sent by itself
+            default = "\n".join([*lines, rest] if rest else lines)
             try:
-                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, accept_default=accept))
+                pre_run, warm = warm, None          # the first prompt only, even if Ctrl-C ends it
+                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, pre_run=pre_run))
             except KeyboardInterrupt:
                 if state["empty"] and not hinted:
                     with _between_prompts():

@@ -18,17 +18,24 @@ def plural(count: int, word: str, many: str = "") -> str:
     return f"{count:,} {word if count == 1 else many or word + 's'}"
 
 
-def status_line(event: TurnStatus) -> str:
-    if not event.caching:
-        hit = "cache off"
-    else:
-        hit = "turn cache hit " + ("—" if event.hit_rate is None else f"{event.hit_rate:.0%}")
-    mode = f" · approvals {event.mode}" if event.mode else ""
-    if event.demo:
-        return (f"offline demo model (scripted replies; /login for a real one) · "
-                f"context {event.context:,}/{event.limit:,} · {hit}{mode}")
+def status_line(event: TurnStatus, width: int | None = None) -> str:
+    """One line after a turn; on a narrow terminal the longer wordings give way to shorter ones, so it
+    never wraps (`width`: the terminal's, None for no limit)."""
+    rate = "—" if event.hit_rate is None else f"{event.hit_rate:.0%}"
+    context = f"context {event.context:,}/{event.limit:,}"
     cost = "unknown (MODEL_PRICE)" if event.cost is None else f"${event.cost:.4f}"
-    return f"context {event.context:,}/{event.limit:,} · {hit} · session {cost}{mode}"
+    mode = safe_line(event.mode)
+    if event.demo:
+        forms = [["offline demo model (scripted replies; /login for a real one)", context, f"turn cache hit {rate}"],
+                 ["demo model (/login for a real one)", context, f"cache hit {rate}"],
+                 ["demo model", context]]
+    else:
+        hit = "cache off" if not event.caching else f"turn cache hit {rate}"
+        forms = [[context, hit, f"session {cost}"], [context, hit.replace("turn ", ""), cost],
+                 [context, cost]]
+    forms = [form + [f"approvals {mode}"] for form in forms] if mode else forms
+    lines = [" · ".join(form) for form in forms]
+    return next((line for line in lines if width is None or len(line) <= width), lines[-1])
 
 
 def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
@@ -136,7 +143,7 @@ def memory_report(event: MemoryReport) -> Text:
 
 HELP_KEYS = ("  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands and @paths · Esc or Ctrl-C "
              "interrupts the turn (Ctrl-C at the prompt clears the line) · Shift-Tab cycles the approval mode "
-             "(default → auto_edit → yolo) · Ctrl-D exits")
+             "(default → auto_edit → plan, where nothing changes) · Ctrl-D exits")
 HELP_HABITS = ("  !cmd runs your own shell command (the model sees it with your next message) · @path attaches a "
                "workspace file (Tab completes it) · /undo and /rewind cover write_file / edit_file, not shell "
                "commands")
@@ -145,8 +152,10 @@ HELP_HABITS = ("  !cmd runs your own shell command (the model sees it with your 
 def help_report(event: HelpReport) -> Text:
     """/help: the commands (as registered in commands.py), the exit words, the keys."""
     out = Text("Commands", style="bold")
-    for name, help_text in event.entries:
-        out.append("\n").append(f"  {safe_line(name):<10}", style="cyan").append(f" {safe_line(help_text)}")
-    out.append("\n").append("  exit, q   ", style="cyan").append("  leave (as do Ctrl-D and /quit)")
+    rows = [(safe_line(name), safe_line(help_text)) for name, help_text in event.entries]
+    rows.append(("exit, q", "leave (as do Ctrl-D and /quit)"))
+    width = max(10, *(len(name) for name, _ in rows))
+    for name, help_text in rows:
+        out.append("\n").append(f"  {name:<{width}}", style="cyan").append(f" {help_text}")
     out.append("\n").append("Keys", style="bold").append(HELP_KEYS)
     return out.append("\n").append("Typed", style="bold").append(HELP_HABITS)

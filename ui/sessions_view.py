@@ -51,10 +51,17 @@ def print_banner(console: Console, app) -> None:
         show_resumed(console, app.resumed, app.messages)
 
 
+def counted(loaded) -> str:
+    """A session's size as a person counts it: the messages they typed and the model calls made (the
+    history itself may be a few messages after a compaction)."""
+    typed, calls = len(loaded.continuity.typed.entries), len(loaded.usages)
+    return f"{typed} message{'s' * (typed != 1)} from you, {calls} model call{'s' * (calls != 1)}"
+
+
 def show_resumed(console: Console, loaded, messages: list[dict], exchanges: int = 3) -> None:
     """The resume notice and the last few exchanges, so the person sees where they left off."""
     width = max(20, console.width - 8)
-    console.print(Text(f"resumed session {safe_line(loaded.id)} ({len(messages)} messages)", style="green"))
+    console.print(Text(f"resumed session {safe_line(loaded.id)} ({counted(loaded)})", style="green"))
     for notice in loaded.notices:
         console.print(Text(safe_line(notice), style="yellow"))
     typed = {e.text for e in loaded.continuity.typed.entries}
@@ -97,9 +104,8 @@ def session_lines(n: int, path: Path, width: int) -> list[Text]:
         return [Text().append(f"  {n:>2}  ", style="cyan")
                 .append(f"{safe_line(path.stem)}  (unreadable: {safe_line(exc)})")]
     origin = ORIGINS.get(loaded.header.get("origin", ""), "")
-    count = len(loaded.messages)
     head = Text().append(f"  {n:>2}  ", style="cyan")
-    head.append(f"{age(time.time() - mtime)} · {count} message{'s' * (count != 1)}")
+    head.append(f"{age(time.time() - mtime)} · {counted(loaded)}")
     if origin:
         head.append(f" · {origin}", style="yellow")
     head.append(f"  {safe_line(path.stem, 40)}", style="dim")

@@ -44,7 +44,9 @@ def test_modes():
     for mode in (default, auto, yolo):
         assert mode.needs_approval("read_file", {"path": "a"}) is None
         assert mode.needs_approval("compact", {}) is None
-    assert [default.cycle(), default.cycle(), default.cycle()] == ["auto_edit", "yolo", "default"]
+    # Shift-Tab: plan replaces yolo in the cycle; yolo comes round only in a session that started in it
+    assert [default.cycle(), default.cycle(), default.cycle()] == ["auto_edit", "plan", "default"]
+    assert [yolo.cycle(), yolo.cycle(), yolo.cycle(), yolo.cycle()] == ["default", "auto_edit", "plan", "yolo"]
     with pytest.raises(ValueError):
         Approvals("sometimes")
 

@@ -169,3 +169,17 @@ def test_non_ascii_text_the_grammar_once_crashed_on_is_read_from_the_real_bytes(
         for word in simple.words:
             assert set(word) <= set(command) | {"\ufffd"}, (command, simple.words)
     assert parse("cat caf\\\u00e9 \U000E0000x").commands[0].words == ["cat", "caf\u00e9", "\U000E0000x"]
+
+
+@pytest.mark.parametrize("command", ["ls && ls | ls | ls\nrm f && ls", "ls | cat | wc\ntouch x"])
+def test_a_command_after_a_newline_the_grammar_read_past_is_a_command_of_its_own(command):
+    """tree-sitter-bash 0.25 reads `ls && ls | ls | ls⏎rm f` as one command `ls rm f`; bash runs `rm f`.
+    The parser starts a new command at the newline, and the policy asks."""
+    words = [simple.words for simple in parse(command).commands]
+    assert ["rm", "f"] in words or ["touch", "x"] in words, words
+    assert Approvals().needs_approval("bash", {"command": command}) is not None
+
+
+def test_the_guard_sees_a_catastrophic_command_after_such_a_newline():
+    from tools.bash_guard import dangerous_reason
+    assert dangerous_reason("ls && ls | ls | ls\nrm -rf / && ls")

@@ -134,6 +134,7 @@ def test_resume_inside_the_repl_picks_another_session(repl, standin):
     child.expect_exact("FIRST-ANSWER")
     child.expect_exact(PROMPT)
     child.sendline("/clear")
+    child.expect_exact("history cleared")                   # (typed before the new prompt, it would wait in the input)
     child.expect_exact(PROMPT)
     child.sendline("the second session")
     child.expect_exact("SECOND-ANSWER")

@@ -123,6 +123,7 @@ def test_clear_and_slash_completion(repl, standin):
 def test_input_history_persists_across_runs(repl, tmp_path):
     child = repl()
     child.sendline("/help")
+    child.expect_exact("leave s08")                     # the help's last row, then the next prompt
     child.expect_exact(PROMPT)
     child.sendline("/quit")
     child.expect(pexpect.EOF)
@@ -145,6 +146,7 @@ def test_status_line_context_and_cost(repl, standin):
     child.sendline("first, with some background: " + "details " * 300)   # over the cacheable minimum
     child.expect_exact("FIRST")
     child.expect(r"context [\d,]+/50,000 · turn cache hit \d+% · session \$\d+\.\d{4}")
+    child.expect_exact(PROMPT)                          # typed before the prompt, it would wait in the input
     child.sendline("second")
     child.expect_exact("SECOND answer")
     child.expect(r"context [\d,]+/50,000 · turn cache hit (\d+)%")

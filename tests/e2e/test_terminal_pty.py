@@ -207,8 +207,12 @@ def test_typing_ahead_does_not_garble_the_answer_and_waits_at_the_prompt(repl, s
     child.send("\x15")                                                    # Ctrl-U: clear it
     child.sendline("two")
     child.expect_exact("SECOND")
-    child.send("queued question\r")                                        # with Enter: sent when the turn ends
+    child.send("queued question\r")                                        # with Enter: waits in the input too
     child.expect_exact("END-TWO")
+    child.expect_exact(PROMPT)
+    child.expect_exact("queued question")
+    assert len(standin.requests) == 2                                      # not sent by itself
+    child.send("\r")                                                      # the person's own Enter sends it
     child.expect_exact("THIRD-OK")
     child.expect_exact(PROMPT)
     assert user_texts(standin.requests[-1]["messages"])[-1] == "queued question"

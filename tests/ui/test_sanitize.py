@@ -137,7 +137,7 @@ def test_the_banner_the_resumed_view_help_and_the_approval_question(s, tmp_path)
     from compaction.user_messages import Typed
     typed = Continuity()
     typed.typed.entries = [Typed(s)]
-    loaded = SimpleNamespace(id=s, notices=[s, s], continuity=typed)
+    loaded = SimpleNamespace(id=s, notices=[s, s], continuity=typed, usages=[])
     app = SimpleNamespace(settings=settings_, workspace=Path(s.replace("\x00", "")), warnings=[s], demo=False,
                           approvals=SimpleNamespace(mode=s), resumed=loaded, messages=messages,
                           missing_key_message=lambda: s)
