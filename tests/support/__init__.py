@@ -6,4 +6,5 @@
     screen.py         a terminal screen rebuilt from everything a pseudo-terminal printed
     broken_stream.py  a hostile or broken stream server
     attacks.py        terminal-injection payloads
+    gateway.py        a real LiteLLM proxy for the gateway lane (tests/e2e/test_gateway.py)
 """
