@@ -5,9 +5,9 @@ the model client, not what the compactor learned."""
 from __future__ import annotations
 
 from commands import dispatch
-from conftest import base_env
+from support.agents import base_env
 from events import Bus, Notice, ResponseDone, ToolFinished
-from helpers import make_app
+from support.helpers import make_app
 from session.log import load_session
 
 

@@ -4,25 +4,12 @@ command speaks through events — the same events in the REPL, -p and piped inpu
 from __future__ import annotations
 
 from commands import COMMANDS, QUIT, UNKNOWN, UNUSABLE, dispatch
-from conftest import base_env
+from support.agents import base_env
 from events import (ClearScreen, ContextReport, CostReport, HelpReport, MemoryReport, Notice, ShowToolResult,
                     ToolFinished)
-from helpers import make_app
-from test_cli import run_main
-
-
-class Recorder:
-    """Just enough of an App for dispatch: events are kept, turns are recorded."""
-
-    def __init__(self):
-        self.events, self.turns = [], []
-
-    def emit(self, event) -> None:
-        self.events.append(event)
-
-    def turn(self, text):
-        self.turns.append(text)
-        return "turn"
+from support.helpers import make_app
+from support.helpers import run_main
+from support.helpers import Recorder
 
 
 def test_dispatch_words():

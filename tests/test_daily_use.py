@@ -6,17 +6,15 @@ stand-in's hint uses the key it was given."""
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 
 import pytest
 from rich.console import Console
 
 from approvals.policy import Answer, Approvals, Request
 from commands import help_entries
-from conftest import ROOT, base_env
+from support.agents import base_env
 from events import HelpReport, ShowToolResult, ToolFinished, TurnStatus
-from helpers import make_app
+from support.helpers import make_app
 from standin.brain import _outcome
 from ui.render import Renderer
 from ui.reports import help_report, status_line
@@ -78,24 +76,3 @@ def test_a_resume_counts_your_messages_and_the_model_calls(tmp_path, workspace, 
     app.close()
     loaded = load_session(list_sessions(workspace)[0])
     assert counted(loaded) == "2 messages from you, 2 model calls"
-
-
-@pytest.mark.slow
-def test_print_mode_names_the_command_that_was_run(tmp_path, workspace):
-    out = subprocess.run([sys.executable, str(ROOT / "agent.py"), "--demo", "-p", "hi"], cwd=workspace,
-                         env=base_env(tmp_path), capture_output=True, text=True, timeout=60)
-    assert "agent.py and type /login" in out.stderr and "run s08 " not in out.stderr
-
-
-@pytest.mark.slow
-def test_the_standin_hint_uses_the_key_it_accepts():
-    proc = subprocess.Popen([sys.executable, "-m", "standin", "--port", "0", "--key", "my-own-key-123"], cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        proc.stdout.readline()
-        hint = proc.stdout.readline()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    assert "ANTHROPIC_API_KEY=my-own-key-123 " in hint

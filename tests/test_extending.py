@@ -13,7 +13,7 @@ from commands import COMMANDS, command, dispatch, help_entries
 from config import Settings, describe_settings
 from events import HelpReport, Notice
 from loop.agent_loop import Agent
-from test_commands import Recorder
+from support.helpers import Recorder
 from tools import REGISTRY, tool_schemas
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,8 +12,8 @@ import pytest
 
 from session.checkpoints import cut_before
 from commands import UNUSABLE, dispatch, help_entries
-from conftest import base_env
-from helpers import Model, make_app, user_texts
+from support.agents import base_env
+from support.helpers import Model, make_app, user_texts
 from session.log import list_sessions, load_session
 
 
@@ -333,7 +333,7 @@ def test_after_a_compaction_rewind_brings_back_files_but_not_the_compacted_conve
 
 
 def test_cut_before_keeps_the_tool_results_a_message_followed():
-    from helpers import ask, call, results, say, user
+    from support.helpers import ask, call, results, say, user
     c = call("bash", command="ls")
     history = [user("one"), ask(c), results((c, "out"), text="two"), say("done")]
     assert cut_before(history, ["one", "two"], 2) == [user("one"), ask(c), {"role": "user", "content": [

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from commands import dispatch
-from conftest import base_env
-from helpers import is_summary_request, make_app
+from support.agents import base_env
+from support.helpers import is_summary_request, make_app
 from messages import add_user_text, blocks
 from session.log import load_session
 from standin.validate import validate_request
@@ -90,8 +90,7 @@ def brain(plan: list):
 
 
 @pytest.mark.scripted
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_any_sequence_of_habits_keeps_the_history_sendable_and_the_files_right(standin, ops):
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 
-from conftest import base_env, run_agent
+from support.agents import base_env
 from events import Notice
 
 
@@ -30,13 +30,3 @@ def test_a_reload_says_only_new_warnings(tmp_path, workspace, standin):
     assert len([w for w in warnings if "KEEP_RECENT='many'" in w]) == 1             # new: once
     assert sum("settings reloaded" in e.text for e in events if isinstance(e, Notice)) == 3
     app.close()
-
-
-@pytest.mark.slow
-def test_print_mode_login_fails_with_2_and_piped_input_with_1(tmp_path, workspace):
-    done = run_agent("-p", "/login", env=base_env(tmp_path), cwd=workspace,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "run it in the interactive REPL" in done.stderr
-    piped = run_agent(env=base_env(tmp_path), cwd=workspace, input="/login\nhello\n",
-                           capture_output=True, text=True, timeout=60)
-    assert piped.returncode == 1 and piped.stdout.startswith("[demo] You said: hello")

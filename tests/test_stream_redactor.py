@@ -29,7 +29,7 @@ def _could_start_a_secret(ending: bytes, secrets: list[str]) -> bool:
     return any(s.encode().startswith(ending) and len(s.encode()) > len(ending) for s in secrets)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(streams())
 def test_what_is_passed_on_is_the_whole_output_redacted(case):
     secrets, data, chunks = case
@@ -47,7 +47,7 @@ def test_what_is_passed_on_is_the_whole_output_redacted(case):
         assert secret not in shown.decode().replace(REDACTED, "\0")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.text(alphabet="abc \n", max_size=20), max_size=10))
 def test_a_line_that_cannot_begin_a_secret_is_passed_on_at_once(lines):
     r = StreamRedactor(["sk-ant-" + "x" * 101])          # a 108-character key

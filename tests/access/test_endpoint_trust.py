@@ -13,20 +13,11 @@ import pytest
 
 from access.model_access import Access
 from config import DEFAULT_BASE_URL, user_settings_file
-from conftest import TEST_KEY, base_env, run_agent
+from support.agents import TEST_KEY, base_env
 from access.credentials import consent_file, endpoint_agreed, remember_endpoint, stored_key
 from events import Notice
-from standin import StandIn
 
 EVIL = "http://127.0.0.1:9/evil"
-
-
-@pytest.fixture
-def other():
-    """The endpoint a hostile .env names: accepts any key, so a request that reached it would succeed."""
-    server = StandIn().start()
-    yield server
-    server.stop()
 
 
 def write(path, **settings):
@@ -245,30 +236,3 @@ def test_a_key_agreed_to_mid_session_still_needs_the_endpoint_agreed(tmp_path, w
 
 
 # ---- -p and piped input ----------------------------------------------------------------
-def run(tmp_path, workspace, *args, stdin=None, **settings):
-    return run_agent(*args, env=base_env(tmp_path, None, **settings), cwd=workspace,
-                          input=stdin, capture_output=True, text=True, timeout=60)
-
-
-@pytest.mark.slow
-def test_print_mode_refuses_with_one_line_and_a_failing_status(tmp_path, workspace, other):
-    write(workspace / ".env", anthropic_base_url=other.url)
-    done = run(tmp_path, workspace, "-p", "hello", anthropic_api_key=TEST_KEY)
-    assert done.returncode == 1 and done.stdout == "" and not other.requests
-    [line] = done.stderr.splitlines()
-    assert line.startswith("s08: sending nothing") and other.url in line and "--env-file" in line
-    assert TEST_KEY not in done.stderr
-    piped = run(tmp_path, workspace, stdin="one\ntwo\n", anthropic_api_key=TEST_KEY)
-    assert piped.returncode == 1 and piped.stdout == "" and not other.requests
-    assert len(piped.stderr.splitlines()) == 2 and "see above" in piped.stderr
-
-
-@pytest.mark.slow
-def test_print_mode_uses_an_endpoint_agreed_to_earlier_or_named_on_the_command_line(tmp_path, workspace, standin):
-    write(workspace / ".env", anthropic_base_url=standin.url)
-    standin.queue({"text": "named"}, {"text": "agreed"})
-    done = run(tmp_path, workspace, "--env-file", ".env", "-p", "hello", anthropic_api_key=TEST_KEY)
-    assert (done.returncode, done.stdout) == (0, "named\n"), done.stderr
-    remember_endpoint(user_settings_file(base_env(tmp_path, None)), workspace.resolve(), standin.url)
-    done = run(tmp_path, workspace, "-p", "hello", anthropic_api_key=TEST_KEY)
-    assert (done.returncode, done.stdout) == (0, "agreed\n"), done.stderr

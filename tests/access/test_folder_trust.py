@@ -11,20 +11,12 @@ from __future__ import annotations
 import pytest
 
 from config import user_settings_file
-from conftest import TEST_KEY, base_env, run_agent
+from support.agents import TEST_KEY, base_env
 from access.credentials import agreed_values, consent_file, endpoint_agreed, remember_endpoint
 from events import Notice
-from standin import StandIn
-from helpers import make_app
+from support.helpers import make_app
 
 TOUCH = {"tool_calls": [{"name": "bash", "input": {"command": "touch made.txt"}}]}
-
-
-@pytest.fixture
-def other():
-    server = StandIn().start()          # accepts any key: a request that reached it would succeed
-    yield server
-    server.stop()
 
 
 def env_without_yolo(tmp_path, server=None, **settings):
@@ -35,11 +27,6 @@ def env_without_yolo(tmp_path, server=None, **settings):
 
 def notices(events, kind=None):
     return [e.text for e in events if isinstance(e, Notice) and (kind is None or e.kind == kind)]
-
-
-def run(tmp_path, workspace, *args, env=None, stdin=None):
-    return run_agent(*args, env=env, cwd=workspace, input=stdin,
-                          capture_output=True, text=True, timeout=60)
 
 
 # ---- the endpoint: its own key does not make it trusted ------------------------------------
@@ -61,38 +48,7 @@ def test_a_folder_endpoint_with_its_own_key_is_asked_about_and_no_sends_it_nothi
     app.close()
 
 
-@pytest.mark.slow
-def test_print_mode_sends_nothing_to_a_folder_endpoint_with_its_own_key(tmp_path, workspace, other):
-    (workspace / ".env").write_text(f"ANTHROPIC_BASE_URL={other.url}\nANTHROPIC_API_KEY=its-own-key-123\n")
-    done = run(tmp_path, workspace, "-p", "hello", env=base_env(tmp_path, None))
-    assert done.returncode == 1 and done.stdout == "" and not other.requests
-    [line] = done.stderr.splitlines()
-    assert line.startswith("s08: sending nothing") and "ANTHROPIC_API_KEY from this folder's .env" in line
-
-
 # ---- relaxations: not used until agreed ----------------------------------------------------
-@pytest.mark.parametrize("setting", ["APPROVAL_MODE=yolo", "ALLOW_COMMANDS=touch,sh,python3"])
-@pytest.mark.slow
-def test_print_mode_ignores_relaxations_from_a_folder_env_and_says_how_to_allow_them(tmp_path, workspace, standin,
-                                                                                   setting):
-    (workspace / ".env").write_text(setting + "\nS08_HISTORY_FILE=/tmp/elsewhere\n")
-    standin.queue(TOUCH, {"text": "tried"})
-    done = run(tmp_path, workspace, "-p", "make it", env=env_without_yolo(tmp_path, standin))
-    assert done.returncode == 0 and done.stdout == "tried\n"
-    assert not (workspace / "made.txt").exists()                         # it asked, and nobody could answer
-    [line] = [line for line in done.stderr.splitlines() if "ignoring" in line]
-    assert f"s08: ignoring {setting}, S08_HISTORY_FILE=/tmp/elsewhere from this folder's .env" in line
-    for way in ("environment", "--env-file", str(user_settings_file(base_env(tmp_path))), "answer yes"):
-        assert way in line
-
-
-@pytest.mark.slow
-def test_piped_input_says_it_once(tmp_path, workspace, standin):
-    (workspace / ".env").write_text("APPROVAL_MODE=yolo\n")
-    standin.queue(TOUCH, {"text": "one"}, {"text": "two"})
-    done = run(tmp_path, workspace, env=env_without_yolo(tmp_path, standin), stdin="make it\nagain\n")
-    assert done.stdout == "one\ntwo\n" and not (workspace / "made.txt").exists()
-    assert done.stderr.count("ignoring APPROVAL_MODE=yolo") == 1
 
 
 def test_the_persons_own_files_relax_without_a_question(tmp_path, workspace, standin):
@@ -219,7 +175,7 @@ def test_the_consent_file_still_reads_url_only_lines(tmp_path, workspace):
 
 
 def test_a_copied_env_example_asks_nothing(tmp_path, workspace, standin):
-    from conftest import ROOT
+    from support.agents import ROOT
     (workspace / ".env").write_text((ROOT / ".env.example").read_text())
     app, _ = make_app(workspace, env_without_yolo(tmp_path, standin), ask=lambda q: pytest.fail(f"asked: {q.text}"))
     standin.queue({"text": "fine"})

@@ -7,7 +7,7 @@ import stat
 import pytest
 
 from config import load_settings, user_settings_file
-from conftest import TEST_KEY, base_env
+from support.agents import TEST_KEY, base_env
 from access.credentials import key_problem, remove_keys, store_key, stored_key
 from events import Notice
 

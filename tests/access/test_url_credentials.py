@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 from config import load_settings, user_settings_file
-from conftest import TEST_KEY, base_env
+from support.agents import TEST_KEY, base_env
 from events import Notice, Question
 from llm import check_key
 from redact import redact_url

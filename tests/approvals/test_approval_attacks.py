@@ -226,7 +226,7 @@ READ_ONLY_BASE = st.sampled_from(["ls", "cat a", "sort a", "find .", "git diff",
 EVERY_OPTION_HARMLESS = ("ls", "cat", "head", "wc", "grep", "du", "cut", "echo", "xargs")
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400)
 @given(READ_ONLY_BASE, STRUCTURAL, st.integers(min_value=0, max_value=4))
 def test_an_expansion_or_redirection_anywhere_in_a_read_only_command_asks(base, word, at):
     words = base.split()
@@ -364,8 +364,7 @@ ARGUMENTS = st.one_of(DANGEROUS_ARGUMENTS, PLAIN_ARGUMENTS)
 JOINER = st.sampled_from([" | ", "; ", " && ", " || ", " > /dev/null; ", " 2>&1 | "])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(PROGRAMS, st.lists(ARGUMENTS, max_size=5)), min_size=1, max_size=3), JOINER)
 def test_whatever_runs_without_asking_changes_nothing_when_run(scratch, parts, joiner):
     folder, env = scratch

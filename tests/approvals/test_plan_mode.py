@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from approvals.policy import PLAN_REFUSAL, Approvals
-from conftest import base_env
-from helpers import make_app
+from support.agents import base_env
+from support.helpers import make_app
 from messages import add_user_text
 from approvals.plan_mode import PLAN_OFF, PLAN_ON, told_planning
 from session.file import list_sessions
@@ -119,7 +119,7 @@ turns = st.lists(st.tuples(st.sampled_from(["plan", "default", "auto_edit"]), st
                            st.booleans()), min_size=1, max_size=5)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(turns)
 def test_whatever_the_modes_and_calls_the_history_stays_valid_and_plan_mode_changes_nothing(
         tmp_path_factory, standin, script):
@@ -155,7 +155,7 @@ def test_whatever_the_modes_and_calls_the_history_stays_valid_and_plan_mode_chan
 
 
 def test_print_mode_plans_with_approval_mode_plan(tmp_path, workspace, standin, monkeypatch, capsys):
-    from test_cli import run_main
+    from support.helpers import run_main
     standin.queue({"tool_calls": [{"name": "write_file", "input": {"path": "w.txt", "content": "x"}}]},
                   {"text": "THE PLAN"})
     env = base_env(tmp_path, standin)

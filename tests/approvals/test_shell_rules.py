@@ -147,8 +147,7 @@ SHAPE = st.sampled_from([
     "{} | cat", "cat README | {}", "{} && ls", "{} ; echo done"])
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(max_examples=250, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(PROGRAM, st.lists(OPERAND, max_size=3), st.lists(REDIRECT, max_size=3), SHAPE)
 def test_a_command_the_policy_lets_run_changes_no_file(scratch, program, operands, redirects, shape):
     folder, env = scratch

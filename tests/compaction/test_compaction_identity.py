@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import compaction.budget
 from compaction import (LAYERS, BudgetSettings, CompactionKind, Compactor, Continuity, MessageIndex, LayerContext,
@@ -24,12 +24,10 @@ from compaction.summary import CONTEXT_WINDOW, SUMMARY_MAX_TOKENS
 from compaction.window import Window
 from config import Settings
 from events import Compaction, Notice
-from helpers import ask, call, results, say, user
+from support.helpers import ask, call, results, say, user
 from standin import validate_request
-from test_compaction_properties import histories
+from support.strategies import histories
 
-common = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                          HealthCheck.data_too_large])
 SMALL = Settings(snip_max_messages=14, snip_target_messages=8, persist_threshold=8_000, round_budget=20_000,
                  micro_clear_at_least=500, keep_recent=2)
 
@@ -56,7 +54,7 @@ def context_for(messages: list[dict], workspace, cold: bool = False) -> LayerCon
                         Window(SMALL.context_limit, SMALL.context_window), index, cold=cold)
 
 
-@common
+@settings(max_examples=40)
 @given(histories(), st.sampled_from(LAYERS), st.booleans())
 def test_every_layer_keeps_the_identity_contract(shared, messages, layer_class, cold):
     layer = layer_class.from_settings(SMALL)
@@ -67,7 +65,7 @@ def test_every_layer_keeps_the_identity_contract(shared, messages, layer_class, 
     keeps_identity(out, copy.deepcopy(out), again)
 
 
-@common
+@settings(max_examples=40)
 @given(histories(), st.integers(1_000, 20_000), st.booleans())
 def test_the_pipeline_keeps_the_identity_contract(shared, messages, limit, summary_works):
     def summarize(request):

@@ -12,7 +12,7 @@ from compaction import (ContextMeter, SummaryFailed, SummaryJob, compact_history
                         reactive_compact, snip_compact, tool_result_budget)
 from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX, SNIP_PREFIX
 from compaction.summary import summary_request
-from helpers import ask, call, results, round_trip, say, user, user_texts
+from support.helpers import ask, call, results, round_trip, say, user, user_texts
 from standin import validate_request
 from storage import PERSISTED_OPEN, SAVED_TO, parse_name, read_transcript
 

@@ -10,7 +10,7 @@ from compaction.markers import COMPACTED_PREFIX
 from events import Compaction, Notice
 from standin import count_request_tokens
 from storage import PERSISTED_OPEN, read_transcript
-from helpers import Model, is_summary_request, user_texts
+from support.helpers import Model, is_summary_request, user_texts
 
 
 def messages_of(events, layer=None):

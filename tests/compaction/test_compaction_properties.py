@@ -15,45 +15,14 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from compaction import (Compactor, Continuity, SummaryJob, compact_history, estimate_tokens, micro_compact,
                         reactive_compact, snip_compact, tool_result_budget, unseen_start)
 from compaction.tokens import estimate_text
 from config import Settings
-from helpers import ask, call, phrases, results, say, user
 from standin import validate_request
-
-WORDS = ["build", "the", "parser", "测试", "上下文", "压缩", "fix", "bug", "函数", "error", "ok", "日志"]
-SIZES = [5, 60, 180, 2_500, 12_000, 40_000]
-
-PHRASES = phrases(WORDS, 12)
-REQUESTS = [f"{lead} {phrase}" for lead in ("please", "请", "now", "then") for phrase in PHRASES[::4]]
-# one draw each (hypothesis' time goes into draws): a phrase, a request, a tool output of every size
-words = st.sampled_from(PHRASES)
-requests = st.sampled_from(REQUESTS)
-maybe_text = st.sampled_from([None] * len(PHRASES[::2]) + PHRASES[::2])          # as often none as some
-maybe_request = st.sampled_from([None] * 2 * len(REQUESTS[::2]) + REQUESTS[::2])  # mostly none
-OUTPUTS = [(unit * (size // len(unit) + 1))[:size] for size in SIZES for unit in (p + "\n" for p in PHRASES[::6])]
-outputs = st.sampled_from(OUTPUTS)
-
-
-@st.composite
-def histories(draw):
-    messages = [user(draw(requests))]
-    for _ in range(draw(st.integers(0, 24))):
-        if draw(st.integers(0, 3)):                       # a tool round (often parallel)
-            calls = [call(draw(st.sampled_from(["bash", "read_file", "write_file", "edit_file"])),
-                          arg=draw(words)) for _ in range(draw(st.integers(1, 3)))]
-            messages.append(ask(*calls, text=draw(maybe_text)))
-            messages.append(results(*[(c, draw(outputs)) for c in calls], text=draw(maybe_request)))
-        else:                                             # an answer, then a new request
-            messages.append(say(draw(words)))
-            messages.append(user(draw(requests)))
-    for _ in range(draw(st.integers(0, 12))):            # a long tool chain after the latest request
-        c = call("bash", arg=draw(words))
-        messages += [ask(c), results((c, draw(outputs)))]
-    return messages
+from support.strategies import histories
 
 
 def check(before: list[dict], snapshot: list[dict], after: list[dict], keeps_unseen: bool = True,
@@ -81,32 +50,28 @@ def shared(tmp_path_factory):
     return tmp_path_factory.mktemp("props")
 
 
-common = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                          HealthCheck.data_too_large])
-
-
-@common
+@settings(max_examples=60)
 @given(histories())
 def test_tool_result_budget_invariants(shared, messages):
     snapshot = copy.deepcopy(messages)
     check(messages, snapshot, tool_result_budget(messages, 8_000, 20_000, workspace=shared), False)
 
 
-@common
+@settings(max_examples=60)
 @given(histories(), st.integers(4, 20), st.integers(3, 10))
 def test_snip_compact_invariants(shared, messages, max_messages, target):
     snapshot = copy.deepcopy(messages)
     check(messages, snapshot, snip_compact(messages, max_messages, target, workspace=shared))
 
 
-@common
+@settings(max_examples=60)
 @given(histories(), st.integers(0, 4), st.sampled_from([0, 0, 2_000, 20_000]))
 def test_micro_compact_invariants(messages, keep_recent, clear_at_least):
     snapshot = copy.deepcopy(messages)
     check(messages, snapshot, micro_compact(messages, keep_recent, clear_at_least=clear_at_least))
 
 
-@common
+@settings(max_examples=60)
 @given(histories(), st.booleans())
 def test_compact_history_invariants(shared, messages, reactive):
     snapshot = copy.deepcopy(messages)
@@ -121,7 +86,7 @@ def test_compact_history_invariants(shared, messages, reactive):
     check(messages, snapshot, out)
 
 
-@common
+@settings(max_examples=60)
 @given(histories(), st.integers(1_000, 20_000), st.booleans())
 def test_whole_pipeline_invariants(shared, messages, limit, summary_works):
     config = Settings(context_limit=limit, snip_max_messages=14, snip_target_messages=8,
@@ -140,7 +105,7 @@ def test_whole_pipeline_invariants(shared, messages, limit, summary_works):
     check(out, copy.deepcopy(out), again, False, keep)
 
 
-@common
+@settings(max_examples=60)
 @given(histories(), st.integers(300, 6_000))
 def test_a_shortened_summary_request_is_always_valid(messages, budget):
     from compaction.summary import summary_request

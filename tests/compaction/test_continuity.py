@@ -17,7 +17,7 @@ from compaction.ledger import WorkLedger
 from compaction.markers import SNIP_PREFIX
 from compaction.user_messages import CARRY_LABEL, UserMessages, shortened
 from events import MemoryReport, Notice
-from helpers import Model, ask, call, is_summary_request, results, round_trip, say, user, user_texts
+from support.helpers import Model, ask, call, is_summary_request, results, round_trip, say, user, user_texts
 from messages import INTERRUPTED_MARK, add_user_text
 from session.log import LoggedHistory, SessionLog, load_session
 from standin import validate_request

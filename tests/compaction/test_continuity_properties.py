@@ -20,14 +20,14 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from compaction import Compactor, Continuity, micro_compact, snip_compact, tool_result_budget
 from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX
 from compaction.tokens import estimate_text
 from compaction.user_messages import CARRY_LABEL, NOTE_TOKENS
 from config import Settings
-from helpers import ask, call, phrases, results, say
+from support.helpers import ask, call, phrases, results, say
 from messages import add_user_text
 from standin import validate_request
 
@@ -146,7 +146,7 @@ def shared(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("continuity")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=40)
 @given(st.data(), st.sampled_from([2_000, 6_000, 20_000]), st.sampled_from([100, 4_000]))
 def test_every_typed_message_and_every_path_survives_any_layers_and_compactions(shared, data, limit, ledger_budget):
     session = Session(shared, limit, ledger_budget)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import Model, is_summary_request, plain
+from support.helpers import Model, is_summary_request, plain
 from standin import count_request_tokens
 from standin.cache import LOOKBACK, MIN_CACHEABLE, PromptCache, shared_prefix
 
@@ -131,7 +131,7 @@ def test_the_summary_request_is_the_history_as_sent_even_when_micro_cleared_firs
     history as it was sent (what the prompt cache holds), not the rewritten one (which it never saw)."""
     from compaction import Compactor
     from config import Settings
-    from helpers import round_trip, user
+    from support.helpers import round_trip, user
     messages = [user("go")]
     for i in range(6):
         messages += round_trip("bash", f"old output {i} " * 300, command=f"c{i}")

@@ -12,9 +12,9 @@ import math
 
 import pytest
 
-from broken_stream import BrokenServer, message
+from support.broken_stream import BrokenServer, message
 from commands import dispatch
-from conftest import base_env
+from support.agents import base_env
 from events import Notice, Retrying
 from messages import tool_uses
 from llm.errors import MAX_RETRY_AFTER, retry_after

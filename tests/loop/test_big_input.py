@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from conftest import base_env, run_agent
-from helpers import plain
+from support.agents import base_env
+from support.helpers import plain
 from events import Notice
 from standin import StandIn
 
@@ -63,16 +63,3 @@ def test_inputs_that_fit_are_sent_as_they_are(tmp_path, workspace, small_window)
     text = "y " * 2_000
     assert app.turn(text).ok
     assert plain(small_window.requests[0]["messages"])[-1]["content"] == [{"type": "text", "text": text}]
-
-
-@pytest.mark.slow
-def test_a_huge_piped_line_does_not_jam_the_lines_after_it(tmp_path, workspace, small_window):
-    small_window.queue({"text": "first answer"}, {"text": "second answer"})
-    env = {**base_env(tmp_path), "ANTHROPIC_BASE_URL": small_window.url, "ANTHROPIC_API_KEY": "k",
-           "CONTEXT_WINDOW": str(WINDOW), "CONTEXT_LIMIT": "10000"}
-    lines = "z " * 50_000 + "\nsecond question\n"
-    proc = run_agent(input=lines, env=env, cwd=workspace, text=True,
-                          capture_output=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["first answer", "second answer"]
-    assert "too large for the context" in proc.stderr

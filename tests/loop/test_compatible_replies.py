@@ -1,7 +1,7 @@
 """What a compatible endpoint (a gateway in front of another API) answers that Anthropic's never does, end
 to end in-process against the stand-in over real HTTP: an empty 200, usage far below the prompt, one tool
 call in pieces, a 5xx for the system prompt as blocks, an answer cut by a window s08 did not know.
-The same shapes through a real LiteLLM proxy: tests/test_gateway.py."""
+The same shapes through a real LiteLLM proxy: tests/e2e/test_gateway.py."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ import json
 import subprocess
 import time
 
-from conftest import base_env
-from helpers import make_app
+from support.agents import base_env
+from support.helpers import make_app
 from loop.agent_loop import SYSTEM_PROMPT
 from session.file import list_sessions
 from session.replay import load_session

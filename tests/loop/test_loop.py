@@ -181,7 +181,7 @@ def test_prompt_too_long_twice_ends_with_a_clear_error(app_for, standin):
 
 def test_connection_refused_names_the_url(tmp_path, workspace):
     from agent import App
-    from conftest import base_env
+    from support.agents import base_env
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -197,7 +197,7 @@ def test_connection_refused_names_the_url(tmp_path, workspace):
 
 def test_missing_key_says_what_to_put_in_dotenv(tmp_path, workspace):
     from agent import App
-    from conftest import base_env
+    from support.agents import base_env
     events = []
     app = App(workspace, environ=base_env(tmp_path, None, demo="off"))
     app.set_emit(events.append)
@@ -209,7 +209,7 @@ def test_missing_key_says_what_to_put_in_dotenv(tmp_path, workspace):
 
 def test_key_added_to_dotenv_later_is_picked_up_with_consent(tmp_path, workspace, standin):
     from agent import App
-    from conftest import TEST_KEY, base_env
+    from support.agents import TEST_KEY, base_env
     events = []
     app = App(workspace, environ=base_env(tmp_path, None, demo="off"))
     app.set_emit(events.append)
@@ -228,13 +228,13 @@ def test_retry_after_an_interruption_drops_the_mark(app_for, standin):
                                                      {"type": "text", "text": INTERRUPTED_MARK}]})
     standin.queue({"text": "doing it"})
     app.retry()
-    from helpers import plain
+    from support.helpers import plain
     assert plain(standin.requests[-1]["messages"]) == [{"role": "user", "content": [{"type": "text", "text": "do the thing"}]}]
 
 
 def test_a_key_fixed_in_dotenv_is_used_without_restart(tmp_path, workspace, standin):
     from agent import App
-    from conftest import TEST_KEY, base_env
+    from support.agents import TEST_KEY, base_env
     env = base_env(tmp_path, standin)
     env.pop("ANTHROPIC_API_KEY")
     (workspace / ".env").write_text("ANTHROPIC_API_KEY=wrong-key\n")

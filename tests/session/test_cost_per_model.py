@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import TEST_KEY, base_env
+from support.agents import TEST_KEY, base_env
 from commands import dispatch
 from session.costs import TokenTally
 from events import CostReport, TurnStatus

@@ -10,18 +10,18 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from compaction import Compactor, estimate_tokens, micro_compact, tool_result_budget
 from config import Settings
 from session.costs import TokenTally
 from events import Compaction, Notice
-from helpers import Model, is_summary_request
+from support.helpers import Model, is_summary_request
 from loop.prompt_cache import cache_breakpoints
 from session.log import LoggedHistory, load_session
 from standin import InvalidRequest, validate_request
 from standin.cache import PromptCache
-from test_compaction_properties import histories
+from support.strategies import histories
 
 _SAVED = re.compile(r"\.task_outputs/[^\s\"]+")
 
@@ -39,7 +39,7 @@ def same(a, b) -> bool:
 
 # ---- the index: computed once per message, never a different answer ---------------------------------
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=50)
 @given(histories(), st.integers(0, 4), st.sampled_from([0, 500, 5_000]), st.booleans(), st.data())
 def test_the_index_decides_exactly_what_the_uncached_layers_decide(index_workspace, history, keep_recent,
                                                                     clear_at_least, logged, data):
@@ -113,7 +113,7 @@ def test_the_window_the_api_states_is_used_for_the_session_and_its_resume(app_fo
     resumed = load_session(app.messages.log.path)
     assert resumed.window == 12_000
     from agent import App
-    from conftest import base_env
+    from support.agents import base_env
     again = App(workspace, environ=base_env(workspace.parent, standin), resume=resumed)
     assert again.agent.compactor.limit == 9_000 and again.agent.compactor.window.source == "learned from the API"
     again.close()
@@ -199,7 +199,7 @@ def test_a_five_minute_entry_read_through_an_hour_breakpoint_is_not_upgraded():
     assert cache.usage(body)["cache_read_input_tokens"] == 0        # it lived 5 minutes, as written
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=40)
 @given(histories(), st.sampled_from(["5m", "prefix", "1h"]), st.integers(0, 30), st.booleans())
 def test_breakpoints_are_always_a_request_the_api_accepts(history, ttl, anchor_at, tail):
     anchor = history[min(anchor_at, len(history) - 1)]

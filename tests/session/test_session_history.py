@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from session.log import LoggedHistory, SessionLog
@@ -109,7 +109,7 @@ def replayed(records) -> list[dict]:
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(start=st.lists(messages(), max_size=4), ops=st.lists(operations(), max_size=25))
 def test_replaying_the_log_gives_the_history_after_every_change(start, ops):
     log = MemoryLog()
@@ -122,7 +122,7 @@ def test_replaying_the_log_gives_the_history_after_every_change(start, ops):
         assert replayed(log.records) == expected
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25)
 @given(ops=st.lists(operations(), min_size=1, max_size=12))
 def test_the_log_file_replays_to_the_same_history(ops):
     with tempfile.TemporaryDirectory(prefix="s08-history-") as folder:

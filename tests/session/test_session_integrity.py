@@ -17,10 +17,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import ask, call, results, say, user, user_texts
+from support.helpers import ask, call, results, say, user, user_texts
 from messages import add_user_text
 from session.log import SessionBusy, LoggedHistory, SessionLog, load_session, open_session
 from standin.validate import validate_request
@@ -188,7 +188,7 @@ CORRUPTIONS = st.one_of(
 OPS = st.lists(st.sampled_from(["user", "tools", "say", "set", "snapshot", "usage"]), min_size=1, max_size=10)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80)
 @given(ops=OPS, damage=st.lists(CORRUPTIONS, min_size=1, max_size=3))
 def test_replay_of_a_damaged_log_is_sendable_and_no_later_turn_is_lost_after_two_resumes(ops, damage):
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,8 +12,7 @@ from rich.console import Console
 
 from compaction.window import CacheClock
 from session.costs import TokenTally, price_of
-from conftest import base_env, run_agent
-from helpers import Model
+from support.helpers import Model
 from llm.usage import Usage
 from standin import count_request_tokens
 from storage import parse_name, read_transcript
@@ -209,30 +208,6 @@ def test_what_a_log_says_reaches_the_terminal_without_its_control_sequences(work
     timeline_view(console, read_timeline(log))
     shown = console.export_text()
     assert "\x1b" not in shown and "\x07" not in shown and "^[]52" in shown
-
-
-@pytest.mark.slow
-def test_s08_sessions_and_inspect_on_the_command_line(tmp_path, workspace):
-    log = workspace / ".sessions" / "20261201-101010-abcdef.jsonl"
-    log.parent.mkdir()
-    usage = {"input_tokens": 100, "cache_read_input_tokens": 900, "output_tokens": 50}
-    lines = [{"t": "session", "id": log.stem, "model": "claude-sonnet-4-6", "limit": 5000},
-             {"t": "typed", "text": "please fix the parser"},
-             {"t": "usage", "n": 1, "u": usage, "p": "answer"}]
-    log.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    env = {**base_env(tmp_path), "COLUMNS": "200"}
-
-    def s08(*args):
-        return run_agent(*args, "-w", str(workspace), env=env, capture_output=True, text=True, timeout=60)
-    listed = s08("sessions")
-    assert listed.returncode == 0 and log.stem in listed.stdout and "please fix the parser" in listed.stdout
-    shown = s08("inspect", "20261201")
-    assert shown.returncode == 0 and "limit 5,000" in shown.stdout and "1,000" in shown.stdout
-    missing = s08("inspect", "nope")
-    assert missing.returncode == 1 and "no single session matches 'nope'" in missing.stderr
-    no_event = s08("inspect", log.stem, "--event", "3")
-    assert no_event.returncode == 1 and "no compaction events" in no_event.stderr
-    assert s08("inspect", "--bogus").returncode == 2
 
 
 def test_slash_timeline_shows_the_current_session_and_one_event(app_for, standin, workspace):

@@ -7,7 +7,7 @@ from types import ModuleType
 
 import pytest
 
-from conftest import TEST_KEY
+from support.agents import TEST_KEY
 from standin import StandIn, count_request_tokens, validate_request, InvalidRequest
 
 TOOLS = [{"name": "bash", "description": "run", "input_schema": {"type": "object", "properties": {}}}]

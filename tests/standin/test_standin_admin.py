@@ -10,9 +10,8 @@ import json
 import urllib.error
 import urllib.request
 
-import pytest
 
-from conftest import base_env
+from support.agents import base_env
 from standin import StandIn
 
 EVIL_REPLY = {"text": "ok", "tool_calls": [{"name": "bash", "input": {"command": "touch pwned.txt"}}]}
@@ -68,24 +67,3 @@ def test_an_open_stand_in_still_takes_admin_requests_and_admin_false_none():
     finally:
         server.stop()
         closed.stop()
-
-
-@pytest.mark.parametrize("flag, expected", [((), 200), (("--no-admin",), 404)])
-@pytest.mark.slow
-def test_python_m_standin_admin_flag(flag, expected):
-    import socket
-    import subprocess
-    import sys
-    from conftest import ROOT
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "standin", "--port", str(port), *flag], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert "stand-in Messages API on" in proc.stdout.readline()
-        assert http(f"http://127.0.0.1:{port}", "/_standin/reset", {}) == expected
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-

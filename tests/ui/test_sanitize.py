@@ -18,7 +18,7 @@ from types import SimpleNamespace
 from hypothesis import HealthCheck, given, settings, strategies as st
 from rich.console import Console
 
-from attacks import injected, raw_injections
+from support.attacks import injected, raw_injections
 from approvals.policy import Request
 from config import Settings
 from session.costs import TokenTally
@@ -31,10 +31,6 @@ from ui.render import Renderer
 from ui.reports import help_report
 from ui.sanitize import safe, safe_data
 from ui.sessions_view import print_banner, session_lines, show_resumed
-
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                        HealthCheck.function_scoped_fixture])
-
 
 def terminal(width: int = 80) -> Console:
     return Console(file=io.StringIO(), force_terminal=True, width=width, height=30, color_system="truecolor",
@@ -101,7 +97,7 @@ def all_events(s: str) -> list:
     ]
 
 
-@FAST
+@settings(max_examples=60)
 @given(s=injected, width=st.sampled_from([60, 80, 200]))
 def test_the_interactive_renderer(s, width):
     console = terminal(width)
@@ -115,7 +111,7 @@ def test_the_interactive_renderer(s, width):
     assert_clean(Captured.text)
 
 
-@FAST
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(s=injected)
 def test_the_quiet_renderer_and_the_answer_on_a_terminal(s, capsys, monkeypatch):
     stream = io.StringIO()
@@ -129,7 +125,7 @@ def test_the_quiet_renderer_and_the_answer_on_a_terminal(s, capsys, monkeypatch)
     assert_clean(stream.getvalue() + out + err)
 
 
-@FAST
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(s=injected)
 def test_the_banner_the_resumed_view_help_and_the_approval_question(s, tmp_path):
     console = terminal()
@@ -155,7 +151,7 @@ def test_the_banner_the_resumed_view_help_and_the_approval_question(s, tmp_path)
     assert_clean(console.file.getvalue())
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(s=injected)
 def test_the_session_picker(s, tmp_path):
     log = tmp_path / ".sessions" / f"x{abs(hash(s))}.jsonl"

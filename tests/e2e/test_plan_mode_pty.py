@@ -7,7 +7,7 @@ import pytest
 
 from approvals.plan_mode import PLAN_OFF, PLAN_ON
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 SHIFT_TAB = "\x1b[Z"
 

@@ -11,13 +11,13 @@ import re
 import pexpect
 import pytest
 
-from conftest import AGENT
-from helpers import answer_question, user_texts
+from support.agents import AGENT
+from support.helpers import answer_question, user_texts
 from messages import INTERRUPTED_MARK, NOT_STARTED_RESULT, SESSION_STOPPED_MARK
-from screen import Screen
+from support.screen import Screen
 from session.log import list_sessions, load_session
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 TIME = re.compile(r"^\s*(· )?\d+(\.\d)?s\s*$")
 

@@ -17,13 +17,13 @@ import pexpect
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from attacks import injected, raw_injections
-from conftest import base_env, run_agent, spawn_agent
-from helpers import answer_question
+from support.attacks import injected, raw_injections
+from support.agents import base_env, run_agent, spawn_agent
+from support.helpers import answer_question
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
-FEW = settings(deadline=None, suppress_health_check=list(HealthCheck),
+FEW = settings(suppress_health_check=list(HealthCheck),
                phases=(Phase.explicit, Phase.reuse, Phase.generate))     # a failure is shown as found: shrinking
                                                                           # through a terminal would take minutes
 

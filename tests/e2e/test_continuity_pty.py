@@ -11,10 +11,10 @@ import signal
 import pexpect
 import pytest
 
-from conftest import base_env, spawn_agent
-from helpers import Model, is_summary_request
+from support.agents import base_env, spawn_agent
+from support.helpers import Model, is_summary_request
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 INSTRUCTIONS = ["never touch legacy/", "keep tabs in the Makefile", "所有新注释都用中文写", "run pytest -q before you finish",
                 "no new dependencies", "keep functions under 60 lines", "use pathlib, not os.path",

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from helpers import answer_question, user_texts
-from screen import Screen
+from support.helpers import answer_question, user_texts
+from support.screen import Screen
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 KEY_GAP = 0.12
 MESSAGE = "please look at the parser next, say yes"
@@ -101,7 +101,7 @@ def test_a_file_that_configures_git_always_asks_even_in_auto_edit(repl, standin,
 
 
 def test_a_yes_typed_before_a_settings_question_does_not_answer_it_and_esc_is_no(tmp_path, workspace, standin):
-    from conftest import TEST_KEY, base_env, spawn_agent
+    from support.agents import TEST_KEY, base_env, spawn_agent
     (workspace / ".env").write_text(f"ANTHROPIC_BASE_URL={standin.url}\n")
     child = spawn_agent(base_env(tmp_path, None, anthropic_api_key=TEST_KEY), workspace, timeout=30)
     child.send("y\r")                                      # typed while s08 starts, before it asks

@@ -10,10 +10,10 @@ import time
 import pexpect
 import pytest
 
-from conftest import base_env, spawn_agent
-from helpers import answer_question, user_texts
+from support.agents import base_env, spawn_agent
+from support.helpers import answer_question, user_texts
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 from approvals.policy import Request
-from helpers import answer_question
-from screen import Screen
+from support.helpers import answer_question
+from support.screen import Screen
 from tools.preview import FileChange
 from ui.approval_view import command_rows, full_text
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 HIDDEN_TAIL = "ls\n" + "\n" * 40 + "touch pwned.txt"
 

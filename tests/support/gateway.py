@@ -1,4 +1,4 @@
-"""A real LiteLLM proxy for the gateway lane (tests/test_gateway.py): s08 → LiteLLM's `/v1/messages` →
+"""A real LiteLLM proxy for the gateway lane (tests/e2e/test_gateway.py): s08 → LiteLLM's `/v1/messages` →
 the stand-in speaking `/v1/chat/completions` (standin/openai_chat.py), as a company gateway in front of a
 small local model would be set up.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 120.0       # seconds: it imports a lot, and CI's cores are shared
 
 

@@ -13,12 +13,12 @@ import time
 
 import pytest
 
-from conftest import base_env, spawn_agent
-from helpers import answer_question, user_texts
-from screen import Screen
+from support.agents import base_env, spawn_agent
+from support.helpers import answer_question, user_texts
+from support.screen import Screen
 from standin import StandIn
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 LONG_KEY = "sk-ant-api03-" + "Kq7x" * 23 + "AbC"          # 108 characters, as a real key is
 STEPS = 4

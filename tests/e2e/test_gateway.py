@@ -18,13 +18,13 @@ from __future__ import annotations
 import pytest
 
 from access.credentials import endpoint_adaptations
-from conftest import base_env, run_agent
+from support.agents import base_env, run_agent
 from events import Compaction, Notice, ToolFinished
-from gateway import LiteLLMGateway
+from support.gateway import LiteLLMGateway
 from messages import tool_uses
 from standin import StandIn
 
-pytestmark = [pytest.mark.slow, pytest.mark.gateway]
+pytestmark = pytest.mark.gateway
 
 MODEL = "small-model"
 WINDOW = 4096

@@ -13,11 +13,11 @@ import venv
 
 import pytest
 
-from conftest import base_env
-from test_first_run_pty import copy_of_the_repository
+from support.agents import base_env
+from support.agents import copy_of_the_repository
 from version import __version__
 
-pytestmark = [pytest.mark.install, pytest.mark.slow]
+pytestmark = pytest.mark.install
 
 
 def test_pip_install_gives_an_s08_command_that_runs_in_the_current_folder(tmp_path):

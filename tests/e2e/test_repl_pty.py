@@ -8,9 +8,9 @@ import time
 import pexpect
 import pytest
 
-from helpers import user_texts
+from support.helpers import user_texts
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 
 

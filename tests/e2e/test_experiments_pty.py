@@ -9,11 +9,11 @@ import re
 import pexpect
 import pytest
 
-from helpers import Model
+from support.helpers import Model
 from standin import Brain, count_request_tokens, validate_request
 from storage import read_transcript
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 
 

@@ -1,4 +1,6 @@
-"""Small builders for API-shaped histories used by the compaction tests."""
+"""Small builders for API-shaped histories, a scripted brain for the stand-in, and ways to run s08 in
+this process: an App (make_app), main() as `python agent.py` would run it (run_main), a stand-in App
+for dispatch (Recorder)."""
 
 from __future__ import annotations
 
@@ -112,3 +114,36 @@ def make_app(workspace, environ, ask=None, **kwargs):
     app.set_emit(events.append)
     app.ask = ask
     return app, events
+
+
+def run_main(args, env, cwd, monkeypatch, capsys) -> tuple[int, str, str]:
+    """`python agent.py ARGS` in this process (the same code, without paying for a new interpreter)."""
+    import os
+    import signal
+    from agent import main
+    monkeypatch.setattr(os, "environ", dict(env))
+    monkeypatch.chdir(cwd)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        code = main(list(args))
+    except SystemExit as exc:                        # --version and --help exit through argparse
+        code = exc.code
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+class Recorder:
+    """Just enough of an App for dispatch: events are kept, turns are recorded."""
+
+    def __init__(self):
+        self.events, self.turns = [], []
+
+    def emit(self, event) -> None:
+        self.events.append(event)
+
+    def turn(self, text):
+        self.turns.append(text)
+        return "turn"

@@ -8,19 +8,11 @@ import pexpect
 import pytest
 
 from config import user_settings_file
-from conftest import TEST_KEY, base_env, spawn_agent
-from standin import StandIn
+from support.agents import TEST_KEY, base_env, spawn_agent
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 QUESTION = "Use this endpoint?"
-
-
-@pytest.fixture
-def other():
-    server = StandIn().start()
-    yield server
-    server.stop()
 
 
 def leave(child) -> None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
-import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -15,9 +13,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conftest import ROOT, TEST_KEY, base_env, spawn_agent
+from support.agents import ROOT, TEST_KEY, base_env, copy_of_the_repository, spawn_agent
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 FIRST_RUN = "key (hidden, Enter skips):"
 
@@ -27,17 +25,6 @@ def readme_command(heading: str) -> str:
     text = (ROOT / "README.md").read_text()
     section = text[text.index(heading):]
     return section.split("```bash\n", 1)[1].split("\n", 1)[0].strip()
-
-
-def copy_of_the_repository(dest: Path) -> Path:
-    """What a fresh clone holds: the tracked (and not ignored) files."""
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                           capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, dest / name)
-    return dest
 
 
 def offline_python3(bin_dir: Path) -> Path:

@@ -9,7 +9,7 @@ import time
 import pexpect
 import pytest
 
-pytestmark = [pytest.mark.pty, pytest.mark.slow]
+pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
 
 

@@ -1,0 +1,30 @@
+"""A huge piped line, in a new agent.py: it does not jam the lines after it."""
+
+from __future__ import annotations
+
+import pytest
+
+from standin import StandIn
+from support.agents import base_env, run_agent
+
+WINDOW = 20_000
+
+
+@pytest.fixture
+def small_window():
+    server = StandIn(api_key="k", context_window=WINDOW).start()
+    yield server
+    server.stop()
+    assert not server.rejections, server.rejections
+
+
+def test_a_huge_piped_line_does_not_jam_the_lines_after_it(tmp_path, workspace, small_window):
+    small_window.queue({"text": "first answer"}, {"text": "second answer"})
+    env = {**base_env(tmp_path), "ANTHROPIC_BASE_URL": small_window.url, "ANTHROPIC_API_KEY": "k",
+           "CONTEXT_WINDOW": str(WINDOW), "CONTEXT_LIMIT": "10000"}
+    lines = "z " * 50_000 + "\nsecond question\n"
+    proc = run_agent(input=lines, env=env, cwd=workspace, text=True,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["first answer", "second answer"]
+    assert "too large for the context" in proc.stderr
