@@ -14,7 +14,7 @@ import json
 import pytest
 
 from events import Compaction
-from helpers import is_summary_request
+from support.helpers import is_summary_request
 from session.log import list_sessions
 from standin import Brain
 

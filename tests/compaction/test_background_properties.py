@@ -29,7 +29,7 @@ from compaction.summary import SummaryJob, input_budget
 from compaction.tokens import estimate_text, estimate_tokens
 from compaction.user_messages import NOTE_TOKENS
 from config import Settings
-from helpers import ask, call, phrases, results, say
+from support.helpers import ask, call, phrases, results, say
 from messages import add_user_text
 from standin import validate_request
 

@@ -29,7 +29,7 @@ import pytest
 
 from compaction.background import covers, history_hash
 from compaction.markers import COMPACTED_PREFIX, SUMMARY_PREFIX
-from conftest import base_env, popen_agent, run_agent
+from support.agents import base_env, popen_agent, run_agent
 from session.log import list_sessions, load_session
 from session.replay import _record_ok, apply_record
 from standin import Brain, validate_request

@@ -13,8 +13,8 @@ import time
 import pexpect
 import pytest
 
-from helpers import is_summary_request
-from screen import Screen
+from support.helpers import is_summary_request
+from support.screen import Screen
 from standin import Brain
 
 PROMPT = "s08 >> "
