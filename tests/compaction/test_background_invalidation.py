@@ -28,6 +28,7 @@ def make_project(workspace) -> None:
 def prepared_app(app_for, standin, workspace, **settings):
     make_project(workspace)
     standin.brain = Brain()
+    settings.setdefault("background_compact", "on")
     app, events = app_for(context_limit=6000, prepare_at=0.3, **settings)
     app.turn("read mod_0.py and mod_1.py and mod_2.py")
     prep = app.agent.compactor.background.current

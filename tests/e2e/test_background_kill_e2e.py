@@ -112,7 +112,7 @@ def test_kill_9_around_a_background_summary_then_continue(tmp_path, workspace, s
     make_project(workspace)
     standin.brain = Brain()
     standin.reply_latency, standin.summary_latency = 0.3, 0.8
-    env = base_env(tmp_path, standin, context_limit=9000, prepare_at=0.5)
+    env = base_env(tmp_path, standin, context_limit=9000, prepare_at=0.5, background_compact="on")
     proc = popen_agent("-p", "read every Python file one by one", env=env, cwd=workspace,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -52,7 +52,7 @@ def test_the_prompt_and_the_agent_go_on_while_a_slow_summary_is_prepared(repl, s
     make_project(workspace)
     brain = Logged()
     standin.summary_latency = 60           # never ready during this test: only the background waits for it
-    child = repl(brain=brain, context_limit=6000, prepare_at=0.3)
+    child = repl(brain=brain, context_limit=6000, prepare_at=0.3, background_compact="on")
     child.sendline("read mod_0.py and mod_1.py and mod_2.py")
     child.expect_exact("Tool results")
     child.expect_exact(PROMPT)             # the turn ended: nobody waited for the summary being prepared
@@ -83,7 +83,7 @@ def test_at_the_limit_the_prepared_summary_is_applied_and_the_rest_kept(repl, st
     make_project(workspace)
     brain = Logged()
     standin.summary_latency = 1.5
-    child = repl(brain=brain, context_limit=6000, prepare_at=0.3)
+    child = repl(brain=brain, context_limit=6000, prepare_at=0.3, background_compact="on")
     child.sendline("read mod_0.py and mod_1.py and mod_2.py")
     child.expect_exact("Tool results")
     child.expect_exact(PROMPT)

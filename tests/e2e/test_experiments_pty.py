@@ -20,7 +20,7 @@ PROMPT = "s08 >> "
 @pytest.fixture
 def run(repl):
     """The REPL with the stand-in's demo model answering (unless a test brings its own)."""
-    return lambda brain=None, **settings: repl(brain or Brain(), **settings)
+    return lambda brain=None, **settings: repl(brain or Brain(), **{"background_compact": "on", **settings})
 
 
 def screen_after(child, text):

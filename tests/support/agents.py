@@ -21,11 +21,14 @@ TEST_KEY = "test-key"
 def base_env(tmp_path: Path, server=None, **settings) -> dict:
     """A minimal, explicit environment for an agent (nothing inherited by accident). Tests that are not
     about approvals opt into APPROVAL_MODE=yolo here; the approval tests pass approval_mode="default"
-    (the real default). `server`: the stand-in (its URL and key), the scripted model (PROVIDER=scripted),
+    (the real default). Likewise BACKGROUND_COMPACT=off: a stand-in's queue answers requests in the
+    order they arrive, and a summary prepared in the background would race a turn's own requests for
+    the queued replies; the tests of background compaction (and the experiments) pass "on". `server`: the stand-in (its URL and key), the scripted model (PROVIDER=scripted),
     or None (no key)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
-           "PYTHONUNBUFFERED": "1", "API_MAX_RETRIES": "2", "APPROVAL_MODE": "yolo"}
+           "PYTHONUNBUFFERED": "1", "API_MAX_RETRIES": "2", "APPROVAL_MODE": "yolo",
+           "BACKGROUND_COMPACT": "off"}
     if isinstance(server, StandIn):
         env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY=TEST_KEY)
     elif server is not None:          # the scripted model (a test marked `scripted`)
