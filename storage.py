@@ -17,7 +17,8 @@ outputs with the same tool_use id, two transcripts in the same second, or two
 sessions in one workspace never overwrite each other. Tests point the root
 at a temp dir simply by using a temp workspace. Everything s08 creates for
 itself is owner-only (files 0600, folders 0700): outputs and transcripts hold
-what the person's commands printed.
+what the person's commands printed. `write_private` replaces a small private file whole (the
+user-level settings file, trusted-endpoints and its digest: access/credentials.py).
 """
 
 from __future__ import annotations
@@ -268,3 +269,25 @@ def persisted_block(shown_path: str, total_chars: int, total_lines: int, head: s
                   tail.rstrip("\n")]
     parts.append(PERSISTED_CLOSE)
     return "\n".join(parts)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` with `text`: folder 0700, file 0600 from the moment it exists, one rename."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

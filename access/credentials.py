@@ -46,6 +46,7 @@ from dotenv import dotenv_values
 
 from access import user_file_guard
 from redact import SECRET_SETTINGS, redact_url
+from storage import write_private
 
 KEY_NAME = "ANTHROPIC_API_KEY"
 URL_NAME = "ANTHROPIC_BASE_URL"
@@ -87,26 +88,6 @@ def _lines(path: Path) -> list[str]:
         return []
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Replace `path` with `text`: folder 0700, file 0600 from the moment it exists, one rename."""
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(folder, 0o700)
-    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def store_key(path: Path, key: str) -> Path:
@@ -118,7 +99,7 @@ def store_key(path: Path, key: str) -> Path:
     if kept and not kept[-1].endswith("\n"):
         kept[-1] += "\n"
     # single quotes, and s08 reads its files with interpolation off: the key is taken literally
-    _write_private(path, ("".join(kept) or HEADER) + f"{KEY_NAME}='{key}'\n")
+    write_private(path, ("".join(kept) or HEADER) + f"{KEY_NAME}='{key}'\n")
     user_file_guard.record(path, (KEY_NAME,))
     return path
 
@@ -130,7 +111,7 @@ def remove_keys(path: Path) -> bool:
     kept = [line for line in lines if _setting_name(line) not in SECRET_SETTINGS]
     if len(kept) == len(lines):
         return False
-    _write_private(path, "".join(kept) or HEADER)
+    write_private(path, "".join(kept) or HEADER)
     user_file_guard.record(path, SECRET_SETTINGS)
     return True
 
@@ -145,7 +126,7 @@ def stored_key(path: Path) -> str:
 def mark_first_run_done(path: Path) -> None:
     """Create the user-level file (comments only) so the first-run question is not asked again."""
     if not path.exists():
-        _write_private(path, HEADER)
+        write_private(path, HEADER)
         user_file_guard.record(path)
 
 
@@ -237,7 +218,7 @@ def remember_adaptation(user_file: Path, url: str, name: str) -> Path:
 
 def _write_consents(user_file: Path, entries: list[dict], adapt: dict[str, list[str]]) -> Path:
     path = consent_file(user_file)
-    _write_private(path, CONSENT_HEADER + "".join(json.dumps(_line(e)) + "\n" for e in entries)
+    write_private(path, CONSENT_HEADER + "".join(json.dumps(_line(e)) + "\n" for e in entries)
                    + "".join(json.dumps({"endpoint": url, "adapt": names}) + "\n" for url, names in adapt.items()))
     return path
 

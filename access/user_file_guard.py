@@ -33,6 +33,7 @@ from dotenv.parser import parse_stream
 
 from access.pins import shown
 from redact import SECRET_SETTINGS
+from storage import write_private
 
 GUARDED = ("ANTHROPIC_BASE_URL", *SECRET_SETTINGS, "APPROVAL_MODE", "ALLOW_COMMANDS")
 DIGEST_NAME = "user-settings-digest"
@@ -81,14 +82,13 @@ def _recorded(user_file: Path) -> dict[str, str] | None:
 def record(user_file: Path, names=None) -> None:
     """Record the guarded values the file holds now: all of them, or only `names` (the others keep
     what was recorded, so a change nobody agreed to still asks after /login rewrites the file)."""
-    from access.credentials import _write_private          # (credentials calls this module after each write)
     now = {name: _digest(value) for name, value in _values(user_file).items()}
     kept = _recorded(user_file)
     if names is None or kept is None:           # no record yet: the file as it is becomes it
         settings = now
     else:
         settings = {n: d for n, d in kept.items() if n not in names} | {n: now[n] for n in names if n in now}
-    _write_private(digest_file(user_file), json.dumps({"settings": dict(sorted(settings.items()))}) + "\n")
+    write_private(digest_file(user_file), json.dumps({"settings": dict(sorted(settings.items()))}) + "\n")
 
 
 def changed(user_file: Path) -> dict[str, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from session.cli import write_html
+from cli_sessions import write_html
 from session.timeline import read_timeline
 
 INJECTION = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"

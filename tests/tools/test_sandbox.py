@@ -218,8 +218,14 @@ def test_read_only_commands_give_the_same_output_inside(tree, tmp_path, command)
     outside = ro(command, ws, tmp_path, kind=APPROVED, sandbox=Sandbox(problem="off"))
     before = digest(root)
     inside = ro(command, ws, tmp_path)
-    assert inside.text == outside.text and inside.exit_code == outside.exit_code
+    assert output(inside.text) == output(outside.text) and inside.exit_code == outside.exit_code
     assert digest(root) == before
+
+
+def output(text: str) -> str:
+    """What the command printed, without the trailer naming what it left running: the `cat` of a
+    `<(…)` may outlive bash for a moment on a busy machine, inside the sandbox or not."""
+    return text.split("\n[still running in the background:")[0]
 
 
 @kernel
