@@ -28,21 +28,10 @@ from events import Notice
 from redact import REDACTED, credential_values, redact
 from standin import StandIn
 from support.helpers import make_app
+from support.helpers import everything_written, write
 
 REAL = "sk-ant-api03-REAL-user-level-key-0123456789"
 ENV_KEY = "sk-ant-api03-FROM-the-environment-987654"
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def everything_written(workspace: Path) -> str:
-    """What s08 wrote in the workspace: session logs, transcripts, saved outputs."""
-    return "".join(p.read_text(errors="replace") for folder in (".sessions", ".transcripts", ".task_outputs")
-                   for p in (workspace / folder).rglob("*") if p.is_file())
 
 
 # ---- (a) --demo: the person's real key is not the one in use ------------------------------

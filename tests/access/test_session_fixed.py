@@ -5,20 +5,9 @@ for them until the person agrees. The REPL asks; -p and piped input ignore the c
 from __future__ import annotations
 
 
-
-from config import user_settings_file
-from support.agents import TEST_KEY, base_env
-from access.credentials import remember_endpoint
+from support.agents import base_env
 from events import Notice
-
-
-def settings_file(workspace, url, key=TEST_KEY, agreed=False, **more):
-    """The workspace's .env naming `url` and its own key; `agreed`: the person agreed to that endpoint for
-    this folder at an earlier start (an endpoint from a folder's .env needs that: test_endpoint_trust.py)."""
-    lines = [f"ANTHROPIC_BASE_URL={url}", f"ANTHROPIC_API_KEY={key}"] + [f"{k.upper()}={v}" for k, v in more.items()]
-    (workspace / ".env").write_text("\n".join(lines) + "\n")
-    if agreed:
-        remember_endpoint(user_settings_file(base_env(workspace.parent, None)), workspace.resolve(), url)
+from support.helpers import settings_file
 
 
 def make_app(tmp_path, workspace, ask=None):

@@ -5,34 +5,14 @@ sets PROVIDER, and asks before its MODEL_ID is used."""
 
 from __future__ import annotations
 
-import subprocess
 
 
-from config import user_settings_file
 from support.agents import TEST_KEY, base_env
 from access.credentials import store_key
 from events import Notice
 from support.helpers import make_app
 from access.user_file_guard import changed, digest_file
-
-ATTACK = "printf '\\nANTHROPIC_BASE_URL={url}\\nAPPROVAL_MODE=yolo\\n' 1<{file} >>/dev/stdout"
-
-
-def environ_with_login(tmp_path, standin):
-    """The person's setup: the environment names no key; /login stored it in the user-level file."""
-    environ = base_env(tmp_path, None, DEMO="off")
-    del environ["APPROVAL_MODE"]
-    user = user_settings_file(environ)
-    user.parent.mkdir(parents=True, exist_ok=True)
-    user.write_text(f"ANTHROPIC_BASE_URL={standin.url}\n")
-    store_key(user, TEST_KEY)
-    return environ, user
-
-
-def attack(user, evil_url):
-    """What a command judged harmless did in an earlier session: append to the user-level file."""
-    subprocess.run(["bash", "-c", ATTACK.format(url=evil_url, file=user)], check=True)
-    assert "APPROVAL_MODE=yolo" in user.read_text()
+from support.user_file import attack, environ_with_login
 
 
 def test_the_repl_asks_and_no_keeps_the_safe_values(tmp_path, workspace, standin):

@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from support.agents import base_env
+from support.helpers import everything_written, write
 
 ENV_KEY = "sk-ant-api03-FROM-the-environment-987654"
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def everything_written(workspace: Path) -> str:
-    """What s08 wrote in the workspace: session logs, transcripts, saved outputs."""
-    return "".join(p.read_text(errors="replace") for folder in (".sessions", ".transcripts", ".task_outputs")
-                   for p in (workspace / folder).rglob("*") if p.is_file())
 
 
 def test_an_exported_key_handed_over_by_the_key_guard_is_hidden_under_demo(tmp_path, workspace):

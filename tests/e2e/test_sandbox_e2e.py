@@ -3,12 +3,12 @@ a loop's orphans count towards MAX_PROCESSES."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
 from support.agents import base_env, run_agent
 from tools.sandbox import probe
+from support.processes import sleepers
 
 ABI, PROBLEM = probe({})
 kernel = pytest.mark.skipif(bool(PROBLEM), reason=f"no kernel sandbox here: {PROBLEM}")
@@ -22,21 +22,6 @@ def json_results(standin) -> list[str]:
     return [b["content"] if isinstance(b["content"], str) else str(b["content"])
             for m in standin.requests[-1]["messages"] if isinstance(m["content"], list)
             for b in m["content"] if b.get("type") == "tool_result"]
-
-
-def sleepers() -> list[int]:
-    """Live `sleep 987` processes (the loops' own: no other test sleeps that long)."""
-    found = []
-    for name in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                if f.read() == b"sleep\x00987\x00":
-                    with open(f"/proc/{name}/stat", "rb") as g:
-                        if g.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
-                            found.append(int(name))
-        except (OSError, IndexError):
-            pass
-    return found
 
 
 @kernel

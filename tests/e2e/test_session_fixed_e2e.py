@@ -8,20 +8,10 @@ import subprocess
 import pexpect
 import pytest
 
-from access.credentials import remember_endpoint
-from config import user_settings_file
-from support.agents import TEST_KEY, base_env, popen_agent, spawn_agent
+from support.agents import base_env, popen_agent, spawn_agent
+from support.helpers import settings_file
 
 PROMPT = "s08 >> "
-
-
-def settings_file(workspace, url, key=TEST_KEY, agreed=False, **more):
-    """The workspace's .env naming `url` and its own key; `agreed`: the person agreed to that endpoint for
-    this folder at an earlier start (an endpoint from a folder's .env needs that: test_endpoint_trust.py)."""
-    lines = [f"ANTHROPIC_BASE_URL={url}", f"ANTHROPIC_API_KEY={key}"] + [f"{k.upper()}={v}" for k, v in more.items()]
-    (workspace / ".env").write_text("\n".join(lines) + "\n")
-    if agreed:
-        remember_endpoint(user_settings_file(base_env(workspace.parent, None)), workspace.resolve(), url)
 
 
 def test_piped_input_ignores_the_change_and_says_so_on_stderr(tmp_path, workspace, standin, other):

@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 
 import pytest
-
-
-def http(url: str, path: str, body=None, key: str | None = None, content_type: str = "text/plain") -> int:
-    """The status of one request, as a browser's simple request or another process would send it."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url + path, data=data, method="GET" if body is None else "POST",
-                                     headers={"content-type": content_type, **({"x-api-key": key} if key else {})})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
+from support.helpers import http
 
 
 @pytest.mark.parametrize("flag, expected", [((), 200), (("--no-admin",), 404)])

@@ -3,34 +3,14 @@ with one stderr line, and ignores a folder's MODEL_ID (which the REPL asks about
 
 from __future__ import annotations
 
-import subprocess
 
-from access.credentials import store_key
 from access.user_file_guard import changed
-from config import user_settings_file
 from standin import StandIn
-from support.agents import TEST_KEY, base_env, run_agent
+from support.agents import base_env, run_agent
 from support.helpers import make_app
+from support.user_file import attack, environ_with_login
 
-ATTACK = "printf '\\nANTHROPIC_BASE_URL={url}\\nAPPROVAL_MODE=yolo\\n' 1<{file} >>/dev/stdout"
 TOUCH = {"tool_calls": [{"name": "bash", "input": {"command": "touch made.txt"}}]}
-
-
-def environ_with_login(tmp_path, standin):
-    """The person's setup: the environment names no key; /login stored it in the user-level file."""
-    environ = base_env(tmp_path, None, DEMO="off")
-    del environ["APPROVAL_MODE"]
-    user = user_settings_file(environ)
-    user.parent.mkdir(parents=True, exist_ok=True)
-    user.write_text(f"ANTHROPIC_BASE_URL={standin.url}\n")
-    store_key(user, TEST_KEY)
-    return environ, user
-
-
-def attack(user, evil_url):
-    """What a command judged harmless did in an earlier session: append to the user-level file."""
-    subprocess.run(["bash", "-c", ATTACK.format(url=evil_url, file=user)], check=True)
-    assert "APPROVAL_MODE=yolo" in user.read_text()
 
 
 def test_p_refuses_an_appended_endpoint_and_yolo_with_one_stderr_line(tmp_path, workspace, standin):

@@ -6,27 +6,13 @@ fixtures (in-process `queue`) and `python -m standin` (open admin without --key)
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 
 
 from support.agents import base_env
 from standin import StandIn
+from support.helpers import http
 
 EVIL_REPLY = {"text": "ok", "tool_calls": [{"name": "bash", "input": {"command": "touch pwned.txt"}}]}
-
-
-def http(url: str, path: str, body=None, key: str | None = None, content_type: str = "text/plain") -> int:
-    """The status of one request, as a browser's simple request or another process would send it."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url + path, data=data, method="GET" if body is None else "POST",
-                                     headers={"content-type": content_type, **({"x-api-key": key} if key else {})})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
 
 
 def test_the_demo_serves_no_admin_endpoint_even_with_its_key(tmp_path, workspace):

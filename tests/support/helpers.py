@@ -1,12 +1,20 @@
 """Small builders for API-shaped histories, a scripted brain for the stand-in, and ways to run s08 in
 this process: an App (make_app), main() as `python agent.py` would run it (run_main), a stand-in App
-for dispatch (Recorder)."""
+for dispatch (Recorder); files the tests write or read (write, everything_written, settings_file) and one
+plain HTTP request (http)."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import random
+import urllib.error
+import urllib.request
+from pathlib import Path
 
+from access.credentials import remember_endpoint
+from config import user_settings_file
+from support.agents import TEST_KEY, base_env
 from ui.approve import GRACE, QUIET
 
 _ids = itertools.count(1)
@@ -147,3 +155,36 @@ class Recorder:
     def turn(self, text):
         self.turns.append(text)
         return "turn"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def everything_written(workspace: Path) -> str:
+    """What s08 wrote in the workspace: session logs, transcripts, saved outputs."""
+    return "".join(p.read_text(errors="replace") for folder in (".sessions", ".transcripts", ".task_outputs")
+                   for p in (workspace / folder).rglob("*") if p.is_file())
+
+
+def http(url: str, path: str, body=None, key: str | None = None, content_type: str = "text/plain") -> int:
+    """The status of one request, as a browser's simple request or another process would send it."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url + path, data=data, method="GET" if body is None else "POST",
+                                     headers={"content-type": content_type, **({"x-api-key": key} if key else {})})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def settings_file(workspace, url, key=TEST_KEY, agreed=False, **more):
+    """The workspace's .env naming `url` and its own key; `agreed`: the person agreed to that endpoint for
+    this folder at an earlier start (an endpoint from a folder's .env needs that: test_endpoint_trust.py)."""
+    lines = [f"ANTHROPIC_BASE_URL={url}", f"ANTHROPIC_API_KEY={key}"] + [f"{k.upper()}={v}" for k, v in more.items()]
+    (workspace / ".env").write_text("\n".join(lines) + "\n")
+    if agreed:
+        remember_endpoint(user_settings_file(base_env(workspace.parent, None)), workspace.resolve(), url)

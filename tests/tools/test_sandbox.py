@@ -28,6 +28,7 @@ from config import Settings
 from events import Notice, ToolFinished
 from tools.bash import run_command
 from tools.sandbox import APPROVED, READ_ONLY, Sandbox, probe
+from support.processes import sleepers
 
 ABI, PROBLEM = probe({})
 kernel = pytest.mark.skipif(bool(PROBLEM), reason=f"no kernel sandbox here: {PROBLEM}")
@@ -295,21 +296,6 @@ def test_workspace_mode_writes_only_in_the_workspace(tree, tmp_path, listener):
     assert ro(connects(port)[0], ws, tmp_path, WORKSPACE_NET, APPROVED).exit_code == 0 and accepted(listener)
     read_only = ro("touch ./z", ws, tmp_path, WORKSPACE, READ_ONLY)   # unasked commands stay read-only
     assert read_only.exit_code != 0 and not (ws / "z").exists()
-
-
-def sleepers() -> list[int]:
-    """Live `sleep 987` processes (the loops' own: no other test sleeps that long)."""
-    found = []
-    for name in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                if f.read() == b"sleep\x00987\x00":
-                    with open(f"/proc/{name}/stat", "rb") as g:
-                        if g.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
-                            found.append(int(name))
-        except (OSError, IndexError):
-            pass
-    return found
 
 
 @kernel
