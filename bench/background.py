@@ -3,6 +3,7 @@ ones (prints figures; not a test).
 
     python bench/background.py              # the full grid, about 5 minutes (runs in parallel processes)
     python bench/background.py --quick      # 5 s summaries and 0.5 s replies only
+    python bench/background.py --experiment read-all --summary 20 --reply 0.5      # one setting
 
 The real agent (in-process, real SDK and HTTP) talks to the local stand-in, whose answers start after
 a reply latency (0.5 s or 2 s) and whose summaries after a summary latency (5 s or 20 s). Two
@@ -15,8 +16,11 @@ experiments, each with BACKGROUND_COMPACT=off (the blocking design, s08 before i
 
 For each run: the summary requests (of which wasted: prepared, never applied), the time they took, the
 time the agent was blocked by them (blocking: all of it; background: waiting for one in flight at the
-limit, plus any blocking top-up), their ratio, and the billed input — uncached + 1.25 × cache writes
-+ 0.1 × cache reads, from the stand-in's simulation of the prompt cache — against the blocking design.
+limit, plus any blocking top-up), their ratio, the billed input — uncached + 1.25 × cache writes
++ 0.1 × cache reads, from the stand-in's simulation of the prompt cache — against the blocking design,
+and *unsummarized*: of the files read, how many the model has at the end neither whole nor in a summary
+put in its history — read while a summary was written, then cleared to a pointer to their saved copy
+(0 for the blocking design; it is what the background design gives for not waiting and not paying).
 """
 
 from __future__ import annotations
@@ -34,7 +38,11 @@ sys.path.insert(0, str(ROOT))
 
 from agent import App  # noqa: E402
 from session.costs import TokenTally  # noqa: E402
-from events import Compaction  # noqa: E402
+from compaction.boundaries import result_text  # noqa: E402
+from compaction.markers import PLACEHOLDER_PREFIX  # noqa: E402
+from events import Compaction, CompactionKind, ToolStarted  # noqa: E402
+from messages import blocks  # noqa: E402
+from storage import PERSISTED_OPEN, read_transcript  # noqa: E402
 from standin import Brain, StandIn  # noqa: E402
 from standin.brain import is_summary_request  # noqa: E402
 
@@ -58,17 +66,36 @@ def make_workspace(folder: Path, chars: int = SOURCE_CHARS) -> list[str]:
     return files
 
 
-def run(experiment: str, summary: float, reply: float, mode: str) -> dict:
+def whole_results(messages) -> dict[str, bool]:
+    """tool_use_id → is its result there whole (not a pointer to a saved copy), for the read_file calls in
+    `messages`."""
+    reads = {b["id"] for m in messages for b in blocks(m) if b.get("type") == "tool_use" and b.get("name") == "read_file"}
+    return {b["tool_use_id"]: not result_text(b).startswith((PLACEHOLDER_PREFIX, PERSISTED_OPEN))
+            for m in messages for b in blocks(m) if b.get("type") == "tool_result" and b.get("tool_use_id") in reads}
+
+
+def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: str = "") -> dict:
     folder = Path(tempfile.mkdtemp(prefix="s08-bench-bg-"))
     try:
         files = make_workspace(folder)
         server = StandIn(brain=Brain(), reply_latency=reply, summary_latency=summary, record=True).start()
         env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": str(folder / ".home"),
                "PATH": "/usr/bin:/bin", "APPROVAL_MODE": "yolo", "BACKGROUND_COMPACT": mode}
+        if prepare_at:
+            env["PREPARE_AT"] = prepare_at
         app = App(folder, environ=env, origin="print" if experiment == "read-all" else "interactive")
         waited: list[float] = []
-        app.set_emit(lambda e: waited.append(e.details["waited"]) if isinstance(e, Compaction)
-                     and "waited" in e.details else None)
+        summarized: list[str] = []                # the transcripts of the summaries put in the history
+        read: list[str] = []                      # every read_file call's id
+
+        def note(e) -> None:
+            if isinstance(e, ToolStarted) and e.name == "read_file":
+                read.append(e.tool_use_id)
+            if isinstance(e, Compaction) and "waited" in e.details:
+                waited.append(e.details["waited"])
+            if isinstance(e, Compaction) and e.layer is CompactionKind.COMPACTED and e.details.get("transcript"):
+                summarized.append(e.details["transcript"])
+        app.set_emit(note)
         timed: list[tuple[str, float]] = []       # (thread, seconds) of every summary call
         compactor = app.agent.compactor
 
@@ -98,13 +125,18 @@ def run(experiment: str, summary: float, reply: float, mode: str) -> dict:
         for usage in server.usages:
             tally.add(usage)
         summaries = sum(1 for body in server.requests if is_summary_request(body))
+        seen = whole_results(app.messages)        # what the model has at the end: whole, or in a summary
+        seen.update((i, True) for t in summarized for i, whole in whole_results(read_transcript(folder / t)[1]).items()
+                    if whole)
+        unsummarized = sum(1 for i in read if not seen.get(i))
         app.close()
         server.stop()
         summary_time = sum(s for _, s in timed)
         blocked = sum(s for where, s in timed if where == "loop") + sum(waited)
         return {"experiment": experiment, "summary": summary, "reply": reply, "mode": mode, "wall": wall,
                 "summaries": summaries, "wasted": compactor.background.wasted, "summary_time": summary_time,
-                "blocked": blocked, "billed": tally.billed_input, "calls": len(server.requests)}
+                "blocked": blocked, "billed": tally.billed_input, "calls": len(server.requests),
+                "unsummarized": unsummarized, "reads": len(read)}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -112,21 +144,28 @@ def run(experiment: str, summary: float, reply: float, mode: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="5 s summaries and 0.5 s replies only")
+    parser.add_argument("--summary", type=float, action="append", help="this summary latency only (repeatable)")
+    parser.add_argument("--reply", type=float, action="append", help="this reply latency only (repeatable)")
+    parser.add_argument("--experiment", choices=("read-all", "turns"), action="append", help="this one only")
+    parser.add_argument("--prepare-at", default="", help="PREPARE_AT for the background runs (default: s08's)")
     parser.add_argument("--workers", type=int, default=8)
     args = parser.parse_args()
-    grid = [(e, s, r, m) for e in ("read-all", "turns") for s in ((5.0,) if args.quick else (5.0, 20.0))
-            for r in ((0.5,) if args.quick else (0.5, 2.0)) for m in ("off", "on")]
+    summaries = args.summary or ([5.0] if args.quick else [5.0, 20.0])
+    replies = args.reply or ([0.5] if args.quick else [0.5, 2.0])
+    grid = [(e, s, r, m, args.prepare_at if m == "on" else "") for e in args.experiment or ("read-all", "turns")
+            for s in summaries for r in replies for m in ("off", "on")]
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run, *zip(*grid)))
     blocking = {(r["experiment"], r["summary"], r["reply"]): r for r in results if r["mode"] == "off"}
     print("experiment  summary  reply  BACKGROUND  agent time  summaries (wasted)  summary time  blocked  "
-          "blocked/summary  billed input  vs blocking")
+          "blocked/summary  billed input  vs blocking  unsummarized")
     for r in results:
         base = blocking[(r["experiment"], r["summary"], r["reply"])]
         share = r["blocked"] / r["summary_time"] if r["summary_time"] else 0.0
         print(f"{r['experiment']:<10}  {r['summary']:>5.0f} s  {r['reply']:>3.1f} s  {r['mode']:<10}  "
               f"{r['wall']:>8.1f} s  {r['summaries']:>9} ({r['wasted']})  {r['summary_time']:>10.1f} s  "
-              f"{r['blocked']:>5.1f} s  {share:>15.2f}  {r['billed']:>12,.0f}  {r['billed'] / base['billed'] - 1:>+10.1%}")
+              f"{r['blocked']:>5.1f} s  {share:>15.2f}  {r['billed']:>12,.0f}  {r['billed'] / base['billed'] - 1:>+10.1%}  "
+              f"{r['unsummarized']:>5}/{r['reads']}")
     return 0
 
 

@@ -5,11 +5,14 @@
                                                             boundary, and the prompt cache holds it)
         thread:  transcript of the snapshot → the summary request of the blocking compaction
                  (summary.ask_summary: same system, tools, cached prefix, checks) → text or SummaryFailed
-    before a model call, when a compaction is called for   take(history) → the prepared summary
-        (the limit, a cold cache, "prompt is too long")      replaces history[:len(snapshot)]; the rest
-                                                            stays as it is (pipeline.py applies it with
-                                                            summary.summarized_history, as a blocking one)
-        in flight? the loop waits for it (SummaryWait events, with the seconds) rather than start another
+    before a model call, when a compaction is called for   the prepared summary replaces
+        (the limit, a cold cache, "prompt is too long",      history[:len(snapshot)] (pipeline.py applies
+         a turn that would pass the limit)                   it with summary.summarized_history, as a
+                                                            blocking one); after it, the calls stay and
+                                                            the results the model has seen become pointers
+        in flight at the limit? the results the model has seen are cleared (the summary covers the
+        snapshot's part from what it was sent) and the loop goes on; only if that is not enough does it
+        wait for it (SummaryWait events, with the seconds) — never does it start another
 
 The thread never touches the history, the continuity or the session log: it works on its own deep
 copy of the snapshot and leaves its result and the events of its model call (usage, retries) in its
@@ -96,6 +99,7 @@ class Preparation:
     finished: float | None = None  # time.monotonic() when it was ready
     restored: bool = False       # from the session log (a resume)
     collected: bool = False      # the loop has taken its events and logged it
+    held: bool = False           # the limit was held by clearing results while it was prepared: apply it once ready
     events: list = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
     cancelled: threading.Event = field(default_factory=threading.Event)

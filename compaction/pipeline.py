@@ -33,12 +33,17 @@ where the model counted 525). A usage under USAGE_TRUST_SHARE of s08's own estim
 request is not anchored on: the meter and every compaction decision use the estimate, and the
 compactor says so once (`usage_doubt`, which /context shows).
 
-With BACKGROUND_COMPACT=on the summary is prepared before it is needed (background.py): after a model
-call that left the context past PREPARE_AT of the limit, `after_reply` starts summarizing the history
-as just sent, in a thread; when a compaction is called for (the limit, a cold cache, "prompt is too
-long"), the prepared summary replaces the part it covers and the rest stays (`_apply`), or the loop
-waits for the one in flight. While one is prepared, snip_compact waits (it would cut what the summary
-covers; a ready summary is applied instead when a snip is due). Off: exactly the blocking design.
+With BACKGROUND_COMPACT=on the summary is prepared before it is needed (background.py): `after_reply`
+starts summarizing the history as just sent, in a thread — at a turn's end when the next turn would
+pass the limit, inside a turn about one summary-time before it. When a compaction is called for (the
+limit, a cold cache, "prompt is too long", the first call of a turn that would pass the limit) the
+prepared summary replaces the part it covers (`_apply`). What came after its snapshot no summary
+covers: its calls stay, and the results the model has seen become pointers to their saved copies
+(`_clear_seen`) — kept whole, they would be written to the prompt cache again and carried in every
+later request. At the limit while the summary is still written, the loop clears the results the model
+has seen instead of waiting (the summary covers the snapshot's part), and applies the summary once it
+is ready. While one is prepared, snip_compact waits (it would cut what the summary covers; a ready
+summary is applied instead when a snip is due). Off: exactly the blocking design.
 """
 
 from __future__ import annotations
@@ -48,13 +53,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from events import Compaction, CompactionKind, Emit, ignore, Notice, SummaryWait
+from messages import blocks
 from storage import SNIPPED, finish_transcript, relative
 from .background import Background, Preparation, covers, prompt_key
+from .boundaries import result_text
+from .markers import PLACEHOLDER_PREFIX
 from .budget import BudgetSettings, ToolResultBudget, persist_outputs
 from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
-from .micro import MicroCompact, micro_compact
+from .micro import MicroCompact, clearable_results, micro_compact
 from .snip import SnipCompact, snip_to_transcript
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
                       note_transcript, reactive_compact, summarized_history)
@@ -68,11 +76,13 @@ AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMP
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 MAX_FAILURES = 3
 GROWTH_POINTS = 6           # the last model calls whose sizes give how fast the context grows
-MARGIN = 1.5                # start a summary this many summary-times before the limit ...
-TOO_LATE = 0.5              # ... but not when the limit is less than this many summary-times away
-FIRST_SUMMARY_GUESS = 20.0  # seconds a summary takes, until one was timed (then: no "too late")
-REFRESH_SHARE = 0.1         # a ready summary whose history grew by this share of the limit is made again,
-REFRESH_NEAR = 0.8          # at a turn's end this close to the limit (else the next turn may grow it again)
+MARGIN = 1.2                # inside a turn, start a summary this many summary-times before the limit
+FIRST_SUMMARY_GUESS = 20.0  # seconds a summary takes, until one was timed
+TURNS_REMEMBERED = 3        # the next turn is expected to grow the context as much as the largest of these
+LOOKAHEAD_TURNS = 2         # at a turn's end, prepare when this many such turns would pass the limit (a turn
+                            # larger than the last ones must not find nothing prepared)
+REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
+                            # more than this share of the limit (the person's pause hides it)
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
@@ -89,6 +99,9 @@ class Compactor:
         self.background = Background(self.workspace)            # the summary prepared ahead (background.py)
         self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
         self.growth: list[tuple[float, int]] = []                 # (time, size) after the last model calls
+        self.turn_growths: list[int] = []         # tokens the last turns added (what compactions took out not deducted)
+        self.turn_added = self.last_size = 0      # this turn's so far; the size last measured
+        self.turn_start = False                   # the next `prepare` is the turn's first
         self.prepare_between_turns = True         # False when no turn follows (-p): nothing to prepare for
         self.failures, self.auto_enabled = 0, True
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
@@ -123,8 +136,16 @@ class Compactor:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
         prompt cache expired (for breakpoints of this `ttl` mode) is a cold one (see the module docstring)."""
         self.failed_this_turn = self.warned_this_turn = False
-        self.growth = []
+        self.growth, self.turn_added, self.turn_start = [], 0, True
         self.cold_turn = self.cache.cold(ttl)
+
+    def _grew_to(self, size: int) -> None:
+        self.turn_added += max(0, size - self.last_size)
+        self.last_size = size
+
+    def next_turn_growth(self) -> int:
+        """How much the next turn is expected to add: as much as the largest of the last turns (0 before one ended)."""
+        return max(self.turn_growths[-TURNS_REMEMBERED:], default=0)
 
     # ---- measuring ---------------------------------------------------------------------
     def measure(self, messages: list[dict]) -> int:
@@ -193,15 +214,33 @@ class Compactor:
 
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Run the four layers; returns the history to send (the input is never mutated)."""
+        out = self._prepare(messages)
+        self.last_size = self.measure(out)
+        return out
+
+    def _prepare(self, messages: list[dict]) -> list[dict]:
         cold, self.cold_turn = self.cold_turn, False      # only the turn's first call starts cold
+        first, self.turn_start = self.turn_start, False
         prep = self._prepared(messages)
         out = self.cheap_layers(messages, clear_all=cold, hold_snip=prep is not None)
         size, limit = self.measure(out), self.limit
+        self._grew_to(size)
         early = cold and size > self.settings.cold_compact_at * limit
         if size <= limit and not early:
             if prep is not None and prep.ready and len(out) > self._snip_max():
                 return self._apply(prep, out, messages, size, "a snip is due")      # better than the snip
+            if first and prep is not None and prep.ready and size + self.next_turn_growth() > limit:
+                return self._apply(prep, out, messages, size, "this turn would pass the limit")
+            if prep is not None and prep.ready and prep.held:
+                return self._apply(prep, out, messages, size, "the results it covers were cleared")
             return out
+        if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
+            out, count = self._clear_seen(out, 0, "while the summary is prepared")    # the summary covers
+            if count:                                                                  # the snapshot's part
+                prep.held = True
+                size = self.measure(out)
+                if size <= limit:             # room again without waiting for the summary
+                    return out
         if not self.auto_enabled:
             if not self.warned_this_turn and size > limit:
                 self.warned_this_turn = True
@@ -248,26 +287,32 @@ class Compactor:
     def after_reply(self, sent: list[dict], messages, final: bool = True) -> None:
         """A model call answered (`final`: without tool calls — the turn ends, the person reads and types).
         Past PREPARE_AT of the limit, start summarizing the history as it was sent (`sent`: it ends where
-        the reply begins, so no tool round is cut and the cache holds it) — at once when the turn ends
-        (the person's pause hides the summary's time); inside a turn only once the context, growing as
-        fast as it did in this turn's last calls, would reach the limit within about the time a summary
-        takes (so what is kept after it, and written to the cache again, stays small). A ready summary
-        is prepared again at a turn's end near the limit (REFRESH_NEAR) when the history grew by more than
-        REFRESH_SHARE of the limit since it was started (one request more, a smaller prompt to write after it)."""
+        the reply begins, so no tool round is cut and the cache holds it), so that it is ready when it is
+        needed and covers as much as it can:
+          - at a turn's end, when the next LOOKAHEAD_TURNS turns, each adding as much as the largest of
+            the last turns, would pass the limit — the person's pause hides the summary; the next turn
+            applies it first if that turn alone would pass the limit, else at the limit; a ready one is
+            made again at a turn's end when more than REFRESH_SHARE of the limit came after it;
+          - inside a turn, once the context, growing as fast as over this turn's last calls, would reach
+            the limit within MARGIN × the time a summary takes."""
         self.collect()
         size, now = self.measure(messages), time.monotonic()
+        self._grew_to(size)
         self.growth = [(t, n) for t, n in self.growth[-(GROWTH_POINTS - 1):] if n <= size] + [(now, size)]
+        if final:
+            self.turn_growths = (self.turn_growths + [self.turn_added])[-TURNS_REMEMBERED:]
         if (self.settings.background_compact != "on" or not self.auto_enabled or self.failed_this_turn
                 or not sent or sent[-1].get("role") != "user"):
             return
         if (size < self.settings.prepare_at * self.limit or estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS
                 or final and not self.prepare_between_turns):
             return
+        if final and size + LOOKAHEAD_TURNS * self.next_turn_growth() <= self.limit:
+            return
         prep = self._prepared(messages)
         if prep is not None:                           # one at a time
-            grown = size - estimate_tokens(list(prep.snapshot), self.system, self.tools)
-            if not (final and prep.ready and grown > REFRESH_SHARE * self.limit
-                    and size >= REFRESH_NEAR * self.limit):
+            uncovered = size - estimate_tokens(list(prep.snapshot), self.system, self.tools)
+            if not (final and prep.ready and uncovered > REFRESH_SHARE * self.limit):
                 return
             self.background.drop("a newer snapshot is prepared")
         elif not final and not self._due(size):
@@ -280,23 +325,49 @@ class Compactor:
 
     def _due(self, size: int) -> bool:
         """Inside a turn: would the context reach the limit within MARGIN × a summary's time, growing as
-        it did over this turn's last calls? Not when it would reach it within half a summary's time: the
-        loop would wait for most of the summary anyway, and what it kept after it would be large — the
-        blocking summary at the limit is then as quick and leaves a smaller history (fewer summaries)."""
+        it did over this turn's last calls? (Nothing measured yet: would a turn like the last ones pass it?)"""
         (t0, n0), (t1, n1) = self.growth[0], self.growth[-1]
         if t1 - t0 <= 0 or n1 <= n0:
-            return len(self.growth) < 2          # nothing measured yet: start now
+            return len(self.growth) < 2 and size + self.next_turn_growth() > self.limit
         to_limit = (self.limit - size) / ((n1 - n0) / (t1 - t0))
         took = self.background.typical_seconds()
-        if took is None:                         # no summary timed yet: assume a slow one
-            return to_limit <= MARGIN * FIRST_SUMMARY_GUESS
-        return took * TOO_LATE < to_limit <= MARGIN * took
+        return to_limit <= MARGIN * (FIRST_SUMMARY_GUESS if took is None else took)
+
+    def _clear_seen(self, messages: list[dict], start: int, why: str) -> tuple[list[dict], int]:
+        """(history, count): the tool results from `start` on that the model has seen cleared to pointers,
+        as the fallback clears them: large ones saved to disk first (the placeholder names the file); the
+        round the model has not seen stays whole — what a blocking compaction keeps whole too.
+          - After the snapshot of a summary prepared in the background (`start` = its length): what no
+            summary covers. Kept whole, all of it would be written to the prompt cache again after the
+            summary, and sent in every later request (+18 % to +36 % billed input in bench/background.py).
+          - All of them (`start` = 0), when the limit is reached while the summary is still being
+            prepared: the summary covers the snapshot's part from what it was sent, and the loop goes on
+            instead of waiting for it. (Keeping the newest KEEP_RECENT whole too cost +4 % to +12 %.)"""
+        tail = messages[start:]
+        seen = max((i + 1 for i, _, _, _ in clearable_results(tail, 0, frozenset())), default=0)
+        try:                                    # (saved: the outputs of the messages it clears results in)
+            done, paths = persist_outputs(tail[:seen], FALLBACK_PERSIST_CHARS, 1 << 62, self.settings.preview_chars,
+                                          preserve=frozenset(), workspace=self.workspace, emit=self.emit)
+        except OSError:
+            done, paths = tail[:seen], []
+        for path in paths:
+            self.continuity.saved(relative(self.workspace, path), "output")
+        cleared: list = []
+        new = micro_compact(done + tail[seen:], keep_recent=0, preserve=frozenset(), clear_at_least=0,
+                            emit=cleared.append)
+        if not paths and not cleared:
+            return messages, 0
+        count, tokens = cleared[0].details["count"] if cleared else 0, estimate_tokens(tail) - estimate_tokens(new)
+        if count:
+            self.emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} tool result{'s' * (count > 1)} "
+                                 f"{why} (~{tokens:,} tokens)", {"count": count, "tokens": tokens}))
+        return messages[:start] + new, count
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
                why: str = "") -> list[dict]:
-        """Put the prepared summary in place of what it covers (waiting for it if it is in flight);
-        what follows stays. Still over the limit: the blocking summary tops it up. It failed: as a
-        blocking summary that failed."""
+        """Put the prepared summary in place of what it covers (waiting for it if it is in flight); what
+        follows keeps its calls, and its results the model has seen become pointers (`_clear_seen`).
+        Still over the limit: the blocking summary tops it up. It failed: as a blocking summary that failed."""
         waited = 0.0
         if not prep.done.is_set():
             self.emit(SummaryWait(prep.started))
@@ -310,10 +381,15 @@ class Compactor:
         if base is None:
             self.background.drop("the history it covers changed")
             return self._summarize(out, "", AUTO, measured=measured, sent=messages)
+        sent_base = base is not out          # the history as sent: the cheap layers run on the result
+        base, _ = self._clear_seen(base, prep.n, "no summary covers")
+        uncovered = sum(1 for m in base[prep.n:] for b in blocks(m) if b.get("type") == "tool_result"
+                        and result_text(b).startswith(PLACEHOLDER_PREFIX))
         note_transcript(self.continuity, prep.transcript, self.emit, prep.header)
         try:
             new, after = summarized_history(base, prep.n, prep.text or "", prep.transcript, self.continuity,
-                                            self.system, self.tools)
+                                            self.system, self.tools,        # smaller than what it summarized:
+                                            estimate_tokens(list(prep.snapshot) + base[prep.n:], self.system, self.tools))
         except SummaryFailed as exc:
             self.background.drop(str(exc))
             self._count_failure(AUTO, exc)
@@ -332,8 +408,9 @@ class Compactor:
                              f"{made}{wait}]" + (f" ({why})" if why else ""),
                              {"before": measured, "after": after, "transcript": prep.transcript,
                               "header": {**prep.header, "tokens_before": measured, "tokens_after": after},
-                              "prepared_seconds": prep.seconds, "waited": waited, "covered": prep.n}))
-        if base is not out:
+                              "prepared_seconds": prep.seconds, "waited": waited, "covered": prep.n,
+                              "uncovered": uncovered}))
+        if sent_base:
             new = self.cheap_layers(new)
         size = self.measure(new)
         if size > self.limit:              # the part after the snapshot alone is too big: top it up

@@ -79,7 +79,41 @@ def test_the_prompt_and_the_agent_go_on_while_a_slow_summary_is_prepared(repl, s
     child.expect(pexpect.EOF, timeout=15)
 
 
-def test_at_the_limit_the_prepared_summary_is_applied_and_the_rest_kept(repl, standin, workspace):
+def ready(child, timeout: float = 15) -> None:
+    """Ask /context until it says the summary prepared in the background is ready."""
+    end = time.monotonic() + timeout
+    while True:
+        child.sendline("/context")
+        child.expect_exact("summary prepared in the background: ")
+        if child.expect([r"ready \(", r"being prepared"]) == 0 or time.monotonic() > end:
+            child.expect_exact(PROMPT)
+            return
+        child.expect_exact(PROMPT)
+        time.sleep(0.3)
+
+
+def test_at_the_limit_while_the_summary_is_prepared_the_agent_clears_results_and_goes_on(repl, standin, workspace):
+    make_project(workspace)
+    brain = Logged()
+    standin.summary_latency = 60           # not ready during this test
+    child = repl(brain=brain, context_limit=6000, prepare_at=0.3, background_compact="on")
+    child.sendline("read mod_0.py and mod_1.py and mod_2.py")
+    child.expect_exact("Tool results")
+    child.expect_exact(PROMPT)
+    assert arrives(lambda: ("summary", "") in brain.log)
+    child.sendline("read mod_3.py and mod_4.py and mod_5.py and mod_6.py and mod_7.py")
+    child.expect(r"cleared \d+ tool results while the summary is prepared")
+    child.expect_exact(PROMPT)
+    shown = Screen(200).feed(child.logfile_read.getvalue()).text()
+    assert "waiting for the summary" not in shown and "[compacted]" not in shown    # nobody waited
+    assert [kind for kind, _ in brain.log].count("summary") == 1
+    after = brain.log[brain.log.index(("summary", "")) + 1:]
+    assert len(after) >= 2 and all(kind == "answer" for kind, _ in after)     # the turn went on, to its end
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF, timeout=15)
+
+
+def test_at_the_limit_the_prepared_summary_is_applied(repl, standin, workspace):
     make_project(workspace)
     brain = Logged()
     standin.summary_latency = 1.5
@@ -87,6 +121,7 @@ def test_at_the_limit_the_prepared_summary_is_applied_and_the_rest_kept(repl, st
     child.sendline("read mod_0.py and mod_1.py and mod_2.py")
     child.expect_exact("Tool results")
     child.expect_exact(PROMPT)
+    ready(child)                                # the person reads the answer for as long as the summary takes
     child.sendline("read mod_3.py and mod_4.py and mod_5.py and mod_6.py")
     child.expect_exact("[auto_compact applied: ")
     child.expect(r"prepared in \d+\.\d s")

@@ -1,0 +1,181 @@
+"""When a summary is prepared in the background, when it is applied, and what the loop does at the limit
+while it is still being written — the Compactor alone, with a summarizer the test holds back or lets go.
+
+  - between turns: prepared only when the next turn, adding as much as the largest of the last turns,
+    would pass the limit; the next turn then applies it before its first call;
+  - at the limit while it is written: the results the model has seen are cleared to pointers (the large
+    ones saved to disk), the loop goes on without waiting, and the summary is applied once ready;
+  - applied: what came after its snapshot keeps its calls, and their results the model has seen are
+    pointers (no summary covers them); the round the model has not seen stays whole.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from compaction import Compactor
+from compaction.boundaries import result_text
+from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX
+from config import Settings
+from events import Compaction, SummaryWait
+from support.helpers import ask, call, results, say, user
+from standin import validate_request
+
+BIG = "x = 1  # a line of a file\n" * 400          # about 10,400 characters: saved to disk when cleared
+
+
+class Gate:
+    """A summarizer that answers only once the test lets it (`release`)."""
+
+    def __init__(self):
+        self.open, self.calls = threading.Event(), 0
+
+    def __call__(self, request, _emit=None):
+        self.calls += 1
+        assert self.open.wait(10)
+        return "the summary of what was read", "end_turn"
+
+    def release(self) -> None:
+        self.open.set()
+
+
+def compactor_for(workspace, limit: int, events: list, gate: Gate, **more) -> Compactor:
+    s = Settings(context_limit=limit, context_window=200_000, prepare_at=0.3, background_compact="on",
+                 micro_clear_at_least=10 ** 8, snip_max_messages=10_000, cold_compact_at=1.0, **more)
+    compactor = Compactor(s, workspace, gate, emit=events.append)
+    compactor.background_summarize = gate
+    return compactor
+
+
+def read_round(messages: list[dict], n: int, text: str = BIG) -> None:
+    c = call("read_file", path=f"mod_{n}.py")
+    messages += [ask(c), results((c, text))]
+
+
+def turn(compactor: Compactor, messages: list[dict], typed: str, reads: list[int]) -> None:
+    """One turn the way the loop runs it: prepare before each call, after_reply after each answer."""
+    compactor.begin_turn()
+    messages.append(user(typed))
+    for n in reads + [None]:
+        messages[:] = compactor.prepare(messages)
+        sent = list(messages)
+        if n is None:
+            messages.append(say("done"))
+            compactor.after_reply(sent, messages, final=True)
+        else:
+            c = call("read_file", path=f"mod_{n}.py")
+            messages.append(ask(c))
+            compactor.after_reply(sent, messages, final=False)
+            messages.append(results((c, BIG)))
+
+
+def talk(compactor: Compactor, messages: list[dict], typed: str) -> None:
+    """A turn without tools: the person pastes a long text, the model answers."""
+    compactor.begin_turn()
+    messages.append(user(typed + "\n" + BIG))
+    messages[:] = compactor.prepare(messages)
+    sent = list(messages)
+    messages.append(say("noted"))
+    compactor.after_reply(sent, messages, final=True)
+
+
+def applied(events) -> list[Compaction]:
+    return [e for e in events if isinstance(e, Compaction) and "applied" in e.message]
+
+
+def test_between_turns_it_is_prepared_only_when_the_next_turns_would_pass_the_limit(tmp_path):
+    events, gate = [], Gate()
+    gate.release()
+    compactor = compactor_for(tmp_path, 16_000, events, gate)
+    messages: list[dict] = []
+    for n in range(3):                            # ~3,200 tokens each: at 9,600, two more such turns fit
+        talk(compactor, messages, f"part {n}")
+    assert compactor.background.current is None and gate.calls == 0
+    talk(compactor, messages, "part 3")           # ~12,800: two more would pass 16,000
+    prep = compactor.background.current
+    assert prep is not None and prep.done.wait(10) and prep.ready
+    assert prep.n == len(messages) - 1            # the history as the last call sent it
+    assert not applied(events)
+
+
+def test_the_next_turn_applies_a_ready_summary_before_its_first_call_if_it_would_pass_the_limit(tmp_path):
+    events, gate = [], Gate()
+    gate.release()
+    compactor = compactor_for(tmp_path, 16_000, events, gate)
+    messages: list[dict] = []
+    for n in range(4):
+        talk(compactor, messages, f"part {n}")
+    prep = compactor.background.current
+    assert prep.done.wait(10)
+    compactor.begin_turn()
+    messages.append(user("a short question"))     # then a turn like the last ones would still fit: not yet
+    assert compactor.prepare(messages) is messages and not applied(events)
+    messages.append(say("an answer"))
+    compactor.after_reply(messages[:-1], messages, final=True)
+    assert compactor.background.current is prep   # nothing new came after it: not prepared again
+    compactor.begin_turn()
+    messages.append(user("part 4\n" + BIG))        # under the limit, but the next turn like it would not be
+    out = compactor.prepare(messages)
+    [line] = applied(events)
+    assert "(this turn would pass the limit)" in line.message and "waited" not in line.message
+    assert out[0]["content"][0]["text"].startswith(COMPACTED_PREFIX) and out[-1] == messages[-1]
+    assert compactor.measure(out) < 6_000
+    validate_request({"model": "m", "max_tokens": 10, "messages": out})
+
+
+def test_at_the_limit_while_it_is_written_the_loop_clears_results_and_goes_on(tmp_path):
+    events, gate = [], Gate()                                 # held back: never ready during the turn
+    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    messages: list[dict] = []
+    for i in range(3):
+        turn(compactor, messages, f"read two files, part {i}", [2 * i, 2 * i + 1])
+    prep = compactor.background.current
+    assert prep is not None and not prep.done.is_set()
+    turn(compactor, messages, "read four more", [6, 7, 8, 9])      # passes 20,000 twice
+    assert not prep.done.is_set() and compactor.background.current is prep    # nobody waited for it
+    assert not any(isinstance(e, SummaryWait) for e in events) and not applied(events)
+    assert any("while the summary is prepared" in getattr(e, "message", "") for e in events)
+    assert compactor.measure(messages) <= 20_000
+    validate_request({"model": "m", "max_tokens": 10, "messages": messages})
+    cleared = [b for m in messages for b in m["content"] if isinstance(m["content"], list)
+               and b.get("type") == "tool_result" and result_text(b).startswith(PLACEHOLDER_PREFIX)]
+    assert cleared and all("saved at .task_outputs/" in result_text(b) for b in cleared)
+    saved = result_text(cleared[0]).split("saved at ")[1]
+    assert (tmp_path / saved).read_text(encoding="utf-8") == BIG     # the whole output, byte for byte
+    gate.release()
+    assert prep.done.wait(10)
+    compactor.begin_turn()
+    messages.append(user("thanks"))
+    out = compactor.prepare(messages)                         # ready, and what it covers was cleared: applied
+    [line] = applied(events)
+    assert out[0]["content"][1]["text"].endswith("the summary of what was read")
+    assert line.details["covered"] == prep.n
+    validate_request({"model": "m", "max_tokens": 10, "messages": out})
+
+
+def test_applied_at_the_limit_the_part_after_its_snapshot_keeps_its_calls_and_the_unseen_round(tmp_path):
+    events, gate = [], Gate()
+    gate.release()
+    compactor = compactor_for(tmp_path, 10_000, events, gate)
+    compactor.begin_turn()
+    messages: list[dict] = [user("read everything")]
+    for n in range(3):              # growing this fast, the summary is due once past PREPARE_AT (3,000)
+        sent = list(messages)
+        c = call("read_file", path=f"mod_{n}.py")
+        messages.append(ask(c))
+        compactor.after_reply(sent, messages, final=False)
+        messages.append(results((c, BIG)))
+    prep = compactor.background.current
+    assert prep is not None and prep.done.wait(10) and prep.n < 7
+    read_round(messages, 3)                      # the model saw mod_0..2's results, not mod_3's
+    out = compactor.prepare(messages)            # past 10,000
+    [line] = applied(events)
+    seen_after = (len(messages) - 2 - prep.n) // 2         # results after the snapshot the model has seen
+    assert seen_after >= 1 and line.details["uncovered"] == seen_after and "waited" not in line.message
+    tail = out[1:]
+    assert [m["role"] for m in tail] == [m["role"] for m in messages[prep.n:]]
+    for i in range(0, len(tail) - 2, 2):
+        assert tail[i] is messages[prep.n + i]                                      # the call, as it was
+        assert result_text(tail[i + 1]["content"][0]).startswith(PLACEHOLDER_PREFIX)  # its result: a pointer
+    assert tail[-1] is messages[-1] and tail[-2] is messages[-2]                    # mod_3: whole
+    validate_request({"model": "m", "max_tokens": 10, "messages": out})
