@@ -109,6 +109,9 @@ def test_at_the_limit_while_the_summary_is_prepared_the_agent_clears_results_and
     assert [kind for kind, _ in brain.log].count("summary") == 1
     after = brain.log[brain.log.index(("summary", "")) + 1:]
     assert len(after) >= 2 and all(kind == "answer" for kind, _ in after)     # the turn went on, to its end
+    child.sendline("/context")
+    child.expect_exact("the limit was reached, so the results the model had seen were cleared meanwhile")
+    child.expect_exact(PROMPT)
     child.sendcontrol("d")
     child.expect(pexpect.EOF, timeout=15)
 
