@@ -22,9 +22,11 @@ before it walks the history; micro_compact is the same work as a plain function.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from events import Compaction, CompactionKind, Emit, ignore
+from storage import SAVED_TO, relative, write_output
 from .boundaries import replace_blocks, result_text, tool_names, unseen_start
 from .layer import LayerContext, SettingsLayer
 from .markers import MIN_CHARS, PLACEHOLDER_PREFIX, placeholder
@@ -103,3 +105,30 @@ def micro_compact(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,
     emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} old tool result{'s' * (count > 1)} "
                     f"(~{saved:,} tokens)", {"count": count, "tokens": saved}))
     return out
+
+
+def clear_saving(messages: list[dict], workspace: Path) -> tuple[list[dict], int, list[dict]]:
+    """(history, count cleared, outputs): every result the model has seen (over MIN_CHARS, whatever its tool) saved to
+    .task_outputs/ and cleared to a placeholder naming the file — a result already saved elsewhere
+    (a persisted output) keeps that file's name. A result that cannot be written stays whole.
+    `outputs` lists what was written: path, tool_use_id, tool, size (the session index's record)."""
+    changes: dict[int, dict[int, dict]] = {}
+    outputs: list[dict] = []
+    for i, j, name, text in clearable_results(messages, 0, frozenset()):
+        new_text = placeholder(name, text)
+        if new_text == placeholder(name, ""):          # not on disk yet
+            try:
+                path = relative(workspace, write_output(workspace, name, text))
+            except OSError:
+                continue
+            block = messages[i]["content"][j]
+            outputs.append({"path": path, "tool_use_id": block.get("tool_use_id", ""), "tool": name,
+                            "size": len(text)})
+            new_text = placeholder(name, f"{SAVED_TO}{path}")
+        changes.setdefault(i, {})[j] = {**messages[i]["content"][j], "content": new_text}
+    if not changes:
+        return messages, 0, []
+    out = list(messages)
+    for i, blocks_changed in changes.items():
+        out[i] = replace_blocks(messages[i], blocks_changed)
+    return out, sum(len(c) for c in changes.values()), outputs

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Callable
 
 from events import Compaction, CompactionKind, Emit, ignore, Notice, SummaryWait
 from messages import blocks
-from storage import SNIPPED, finish_transcript, relative
+from storage import SNIPPED, TASK_OUTPUTS_DIR, finish_transcript, relative
 from .background import Background, Preparation, covers, prompt_key
 from .boundaries import result_text
 from .markers import PLACEHOLDER_PREFIX
@@ -62,7 +62,7 @@ from .budget import BudgetSettings, ToolResultBudget, persist_outputs
 from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
-from .micro import MicroCompact, clearable_results, micro_compact
+from .micro import MicroCompact, clear_saving, micro_compact
 from .snip import SnipCompact, snip_to_transcript
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
                       note_transcript, reactive_compact, summarized_history)
@@ -100,7 +100,10 @@ class Compactor:
         self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
         self.growth: list[tuple[float, int]] = []                 # (time, size) after the last model calls
         self.turn_growths: list[int] = []         # tokens the last turns added (what compactions took out not deducted)
-        self.turn_added = self.last_size = 0      # this turn's so far; the size last measured
+        self.turn_added = 0                       # tokens this turn added so far
+        self.last_size: int | None = None         # the size last measured (None: nothing yet — a resumed
+                                                  # history is not one turn's growth)
+        self.turn_recorded = False                # this turn's growth is in turn_growths (a paused turn answers twice)
         self.turn_start = False                   # the next `prepare` is the turn's first
         self.prepare_between_turns = True         # False when no turn follows (-p): nothing to prepare for
         self.failures, self.auto_enabled = 0, True
@@ -136,11 +139,12 @@ class Compactor:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
         prompt cache expired (for breakpoints of this `ttl` mode) is a cold one (see the module docstring)."""
         self.failed_this_turn = self.warned_this_turn = False
-        self.growth, self.turn_added, self.turn_start = [], 0, True
+        self.growth, self.turn_added, self.turn_start, self.turn_recorded = [], 0, True, False
         self.cold_turn = self.cache.cold(ttl)
 
     def _grew_to(self, size: int) -> None:
-        self.turn_added += max(0, size - self.last_size)
+        if self.last_size is not None:
+            self.turn_added += max(0, size - self.last_size)
         self.last_size = size
 
     def next_turn_growth(self) -> int:
@@ -300,7 +304,8 @@ class Compactor:
         self._grew_to(size)
         self.growth = [(t, n) for t, n in self.growth[-(GROWTH_POINTS - 1):] if n <= size] + [(now, size)]
         if final:
-            self.turn_growths = (self.turn_growths + [self.turn_added])[-TURNS_REMEMBERED:]
+            kept = self.turn_growths[:-1] if self.turn_recorded else self.turn_growths
+            self.turn_growths, self.turn_recorded = (kept + [self.turn_added])[-TURNS_REMEMBERED:], True
         if (self.settings.background_compact != "on" or not self.auto_enabled or self.failed_this_turn
                 or not sent or sent[-1].get("role") != "user"):
             return
@@ -334,9 +339,9 @@ class Compactor:
         return to_limit <= MARGIN * (FIRST_SUMMARY_GUESS if took is None else took)
 
     def _clear_seen(self, messages: list[dict], start: int, why: str) -> tuple[list[dict], int]:
-        """(history, count): the tool results from `start` on that the model has seen cleared to pointers,
-        as the fallback clears them: large ones saved to disk first (the placeholder names the file); the
-        round the model has not seen stays whole — what a blocking compaction keeps whole too.
+        """(history, count): the tool results from `start` on that the model has seen, each saved to
+        .task_outputs/ and cleared to a placeholder naming the file (micro.clear_saving); the round the
+        model has not seen stays whole — what a blocking compaction keeps whole too.
           - After the snapshot of a summary prepared in the background (`start` = its length): what no
             summary covers. Kept whole, all of it would be written to the prompt cache again after the
             summary, and sent in every later request (+18 % to +36 % billed input in bench/background.py).
@@ -344,23 +349,15 @@ class Compactor:
             prepared: the summary covers the snapshot's part from what it was sent, and the loop goes on
             instead of waiting for it. (Keeping the newest KEEP_RECENT whole too cost +4 % to +12 %.)"""
         tail = messages[start:]
-        seen = max((i + 1 for i, _, _, _ in clearable_results(tail, 0, frozenset())), default=0)
-        try:                                    # (saved: the outputs of the messages it clears results in)
-            done, paths = persist_outputs(tail[:seen], FALLBACK_PERSIST_CHARS, 1 << 62, self.settings.preview_chars,
-                                          preserve=frozenset(), workspace=self.workspace, emit=self.emit)
-        except OSError:
-            done, paths = tail[:seen], []
-        for path in paths:
-            self.continuity.saved(relative(self.workspace, path), "output")
-        cleared: list = []
-        new = micro_compact(done + tail[seen:], keep_recent=0, preserve=frozenset(), clear_at_least=0,
-                            emit=cleared.append)
-        if not paths and not cleared:
+        new, count, outputs = clear_saving(tail, self.workspace)
+        if not count:
             return messages, 0
-        count, tokens = cleared[0].details["count"] if cleared else 0, estimate_tokens(tail) - estimate_tokens(new)
-        if count:
-            self.emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} tool result{'s' * (count > 1)} "
-                                 f"{why} (~{tokens:,} tokens)", {"count": count, "tokens": tokens}))
+        for o in outputs:
+            self.continuity.saved(o["path"], "output")
+        tokens = estimate_tokens(tail) - estimate_tokens(new)
+        self.emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} tool result{'s' * (count > 1)} {why} "
+                             f"(~{tokens:,} tokens; saved in {TASK_OUTPUTS_DIR}/)",
+                             {"count": count, "tokens": tokens, "outputs": outputs}))
         return messages[:start] + new, count
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,

@@ -7,7 +7,7 @@ For any such session:
   - the result is a request the real API accepts (the stand-in's validator): no tool pair is split;
   - everything after the snapshot is kept as it was (the same objects), except that the tool results the
     model has seen there — no summary covers them — are cleared to pointers (the placeholder names the
-    saved copy of a large one, whose file holds it byte for byte); the round it has not seen stays whole;
+    saved copy, whose file holds it byte for byte); the round it has not seen stays whole;
   - every typed message and every ledger path is in it (the budgets are large enough for all);
   - its summary message equals what the blocking compaction (compact_history, the same code) makes of
     the same history cut at the same place, with the same model — and its summary is the one a blocking
@@ -30,7 +30,6 @@ from compaction import Compactor, Continuity, compact_history
 from compaction.summary import SummaryJob, input_budget
 from compaction.boundaries import result_text, unseen_start
 from compaction.markers import MIN_CHARS, PLACEHOLDER_PREFIX
-from compaction.pipeline import FALLBACK_PERSIST_CHARS
 from compaction.tokens import estimate_text, estimate_tokens
 from compaction.user_messages import NOTE_TOKENS
 from config import Settings
@@ -111,9 +110,8 @@ def kept_as_pointers(kept: list[dict], grown: list[dict], workspace: Path) -> No
                 continue
             assert a["type"] == "tool_result" and a["tool_use_id"] == b["tool_use_id"]
             assert a["content"].startswith(PLACEHOLDER_PREFIX), f"a result the model had seen kept whole: {a}"
-            saved = re.search(r"saved at (\S+)", a["content"])
-            if len(result_text(b)) > FALLBACK_PERSIST_CHARS:
-                assert saved and (workspace / saved.group(1)).read_text(encoding="utf-8") == result_text(b)
+            saved = re.search(r"saved at (\S+)", a["content"])          # every one, whatever its size
+            assert saved and (workspace / saved.group(1)).read_text(encoding="utf-8") == result_text(b)
 
 
 def ends_with_user(messages) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 
 from compaction import Compactor
+from compaction.micro import clear_saving
 from compaction.boundaries import result_text
 from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX
 from config import Settings
@@ -179,3 +180,58 @@ def test_applied_at_the_limit_the_part_after_its_snapshot_keeps_its_calls_and_th
         assert result_text(tail[i + 1]["content"][0]).startswith(PLACEHOLDER_PREFIX)  # its result: a pointer
     assert tail[-1] is messages[-1] and tail[-2] is messages[-2]                    # mod_3: whole
     validate_request({"model": "m", "max_tokens": 10, "messages": out})
+
+
+def test_a_resumed_history_is_not_one_turn_of_growth(tmp_path):
+    events, gate = [], Gate()
+    gate.release()
+    first = compactor_for(tmp_path, 16_000, events, gate)
+    messages: list[dict] = []
+    for n in range(3):
+        talk(first, messages, f"part {n}")                  # ~9,600 of 16,000
+    resumed = compactor_for(tmp_path, 16_000, events, gate)  # s08 started again on the same history
+    for question in ("ok?", "and?", "thanks"):
+        resumed.begin_turn()
+        messages.append(user(question))
+        assert resumed.prepare(messages) is messages
+        messages.append(say("yes"))
+        resumed.after_reply(messages[:-1], messages, final=True)
+    assert resumed.next_turn_growth() < 100 and resumed.background.current is None and not applied(events)
+
+
+def test_when_the_summary_fails_after_the_results_were_cleared_every_one_is_still_on_disk(tmp_path):
+    events = []
+
+    class Failing(Gate):
+        def __call__(self, request, _emit=None):
+            super().__call__(request)
+            return "", "end_turn"                              # an empty summary: unusable
+
+    gate = Failing()
+    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    messages: list[dict] = []
+    for i in range(3):
+        turn(compactor, messages, f"read two files, part {i}", [2 * i, 2 * i + 1])
+    prep = compactor.background.current
+    turn(compactor, messages, "read four more", [6, 7, 8, 9])  # the limit, while it is written: cleared
+    assert prep.held
+    gate.release()
+    assert prep.done.wait(10) and prep.text is None
+    compactor.begin_turn()
+    messages.append(user("go on"))
+    messages[:] = compactor.prepare(messages)                 # the failure is taken: counted, nothing applied
+    assert not applied(events) and any("failed" in getattr(e, "text", "") for e in events)
+    cleared = [result_text(b) for m in messages if isinstance(m["content"], list) for b in m["content"]
+               if b.get("type") == "tool_result" and result_text(b).startswith(PLACEHOLDER_PREFIX)]
+    assert len(cleared) >= 6
+    for text in cleared:
+        assert (tmp_path / text.split("saved at ")[1]).read_text(encoding="utf-8") == BIG
+    validate_request({"model": "m", "max_tokens": 10, "messages": messages})
+
+
+def test_a_result_that_cannot_be_saved_is_not_cleared(tmp_path):
+    (tmp_path / ".task_outputs").write_text("a file where the folder should be")
+    c = call("read_file", path="mod_0.py")
+    messages = [user("read it"), ask(c), results((c, BIG)), say("done"), user("and now?")]
+    out, count, outputs = clear_saving(messages, tmp_path)
+    assert out is messages and count == 0 and outputs == []
