@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from events import Compaction, CompactionKind, Emit, ignore
-from storage import SAVED_TO, relative, write_output
+from storage import PERSISTED_OPEN, SAVED_TO, relative, write_output
 from .boundaries import replace_blocks, result_text, tool_names, unseen_start
 from .layer import LayerContext, SettingsLayer
 from .markers import MIN_CHARS, PLACEHOLDER_PREFIX, placeholder
@@ -109,14 +109,14 @@ def micro_compact(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,
 
 def clear_saving(messages: list[dict], workspace: Path) -> tuple[list[dict], int, list[dict]]:
     """(history, count cleared, outputs): every result the model has seen (over MIN_CHARS, whatever its tool) saved to
-    .task_outputs/ and cleared to a placeholder naming the file — a result already saved elsewhere
-    (a persisted output) keeps that file's name. A result that cannot be written stays whole.
+    .task_outputs/ and cleared to a placeholder naming the file — a persisted output (tool_result_budget's,
+    the bash tool's spill) keeps the name of the file it is in. A result that cannot be written stays whole.
     `outputs` lists what was written: path, tool_use_id, tool, size (the session index's record)."""
     changes: dict[int, dict[int, dict]] = {}
     outputs: list[dict] = []
     for i, j, name, text in clearable_results(messages, 0, frozenset()):
         new_text = placeholder(name, text)
-        if new_text == placeholder(name, ""):          # not on disk yet
+        if not text.startswith(PERSISTED_OPEN):      # on disk already only as a persisted output
             try:
                 path = relative(workspace, write_output(workspace, name, text))
             except OSError:

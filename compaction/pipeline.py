@@ -228,6 +228,8 @@ class Compactor:
         prep = self._prepared(messages)
         out = self.cheap_layers(messages, clear_all=cold, hold_snip=prep is not None)
         size, limit = self.measure(out), self.limit
+        if self.last_size is None and first:    # a new session or a resumed one: the history before
+            self.last_size = self.measure(out[:-1])    # this message is not this turn's growth
         self._grew_to(size)
         early = cold and size > self.settings.cold_compact_at * limit
         if size <= limit and not early:
@@ -378,20 +380,21 @@ class Compactor:
         if base is None:
             self.background.drop("the history it covers changed")
             return self._summarize(out, "", AUTO, measured=measured, sent=messages)
-        sent_base = base is not out          # the history as sent: the cheap layers run on the result
-        base, _ = self._clear_seen(base, prep.n, "no summary covers")
-        uncovered = sum(1 for m in base[prep.n:] for b in blocks(m) if b.get("type") == "tool_result"
-                        and result_text(b).startswith(PLACEHOLDER_PREFIX))
         note_transcript(self.continuity, prep.transcript, self.emit, prep.header)
         try:
-            new, after = summarized_history(base, prep.n, prep.text or "", prep.transcript, self.continuity,
-                                            self.system, self.tools,        # smaller than what it summarized:
-                                            estimate_tokens(list(prep.snapshot) + base[prep.n:], self.system, self.tools))
+            new, _ = summarized_history(base, prep.n, prep.text or "", prep.transcript, self.continuity,
+                                        self.system, self.tools,    # smaller than what it summarized (a part
+                                        estimate_tokens(list(prep.snapshot) + base[prep.n:],  # cleared while
+                                                        self.system, self.tools))             # it was written)
         except SummaryFailed as exc:
             self.background.drop(str(exc))
             self._count_failure(AUTO, exc)
             return self._fallback(out)
         self.background.applied(prep)
+        new, _ = self._clear_seen(new, 1, "no summary covers")      # what came after the snapshot
+        after = estimate_tokens(new, self.system, self.tools)
+        uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
+                        and result_text(b).startswith(PLACEHOLDER_PREFIX))
         try:
             finish_transcript(self.workspace / prep.transcript, tokens_before=measured, tokens_after=after)
         except OSError:
@@ -407,7 +410,7 @@ class Compactor:
                               "header": {**prep.header, "tokens_before": measured, "tokens_after": after},
                               "prepared_seconds": prep.seconds, "waited": waited, "covered": prep.n,
                               "uncovered": uncovered}))
-        if sent_base:
+        if base is not out:                # the history as sent: the cheap layers run on the result
             new = self.cheap_layers(new)
         size = self.measure(new)
         if size > self.limit:              # the part after the snapshot alone is too big: top it up

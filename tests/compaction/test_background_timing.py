@@ -235,3 +235,13 @@ def test_a_result_that_cannot_be_saved_is_not_cleared(tmp_path):
     messages = [user("read it"), ask(c), results((c, BIG)), say("done"), user("and now?")]
     out, count, outputs = clear_saving(messages, tmp_path)
     assert out is messages and count == 0 and outputs == []
+
+
+def test_a_result_that_only_mentions_a_saved_output_is_saved_itself(tmp_path):
+    text = "notes.md:3: Full output saved to: .task_outputs/other.txt\n" + "more grep output\n" * 20
+    c = call("bash", command="grep -rn 'saved to' .")
+    messages = [user("look"), ask(c), results((c, text)), say("done"), user("and now?")]
+    out, count, [output] = clear_saving(messages, tmp_path)
+    cleared = result_text(out[2]["content"][0])
+    assert count == 1 and cleared.endswith(f"saved at {output['path']}") and "other.txt" not in cleared
+    assert (tmp_path / output["path"]).read_text(encoding="utf-8") == text
