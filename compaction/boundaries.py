@@ -82,9 +82,13 @@ def result_text(block: dict) -> str:
     return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
-def replace_blocks(message: dict, changes: dict[int, dict]) -> dict:
-    """A copy of `message` with content blocks replaced by index (the input is not touched)."""
-    content = list(message["content"])
-    for j, block in changes.items():
-        content[j] = block
-    return {**message, "content": content}
+def replace_blocks(messages: list[dict], changes: dict[int, dict[int, dict]]) -> list[dict]:
+    """A copy of the history with content blocks replaced: changes[message index][block index] = the new
+    block (the input and its messages are not touched; unchanged messages are the same objects)."""
+    out = list(messages)
+    for i, blocks_changed in changes.items():
+        content = list(messages[i]["content"])
+        for j, block in blocks_changed.items():
+            content[j] = block
+        out[i] = {**messages[i], "content": content}
+    return out

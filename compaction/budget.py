@@ -126,7 +126,7 @@ def persist_outputs(messages: list[dict], threshold: int, round_budget: int, pre
     chosen = _choose(messages, threshold, round_budget, preview_chars, preserve, start)
     if not chosen:
         return messages, []
-    out, paths, chars, names = list(messages), [], 0, tool_names(messages)
+    paths, chars, names = [], 0, tool_names(messages)
     changes: dict[int, dict[int, dict]] = {}
     outputs = []                          # for the session log's index of saved outputs
     for (i, j), text in chosen.items():
@@ -138,8 +138,7 @@ def persist_outputs(messages: list[dict], threshold: int, round_budget: int, pre
         chars += len(text)
         outputs.append({"path": relative(workspace, path), "tool_use_id": block.get("tool_use_id", ""),
                         "tool": tool, "size": len(text), "message": i})
-    for i, blocks_changed in changes.items():
-        out[i] = replace_blocks(messages[i], blocks_changed)
+    out = replace_blocks(messages, changes)
     where = relative(workspace, paths[0]) if len(paths) == 1 else f"{TASK_OUTPUTS_DIR}/"
     emit(Compaction(CompactionKind.TOOL_RESULT_BUDGET, f"persisted {len(paths)} output{'s' * (len(paths) > 1)} "
                     f"({chars:,} chars) → {where}", {"paths": [str(p) for p in paths], "outputs": outputs}))

@@ -98,9 +98,7 @@ def micro_compact(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,
         saved += estimate_text(text) - estimate_text(new_text)
     if not changes or saved < clear_at_least:
         return messages
-    out = list(messages)
-    for i, blocks_changed in changes.items():
-        out[i] = replace_blocks(messages[i], blocks_changed)
+    out = replace_blocks(messages, changes)
     count = sum(len(c) for c in changes.values())
     emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} old tool result{'s' * (count > 1)} "
                     f"(~{saved:,} tokens)", {"count": count, "tokens": saved}))
@@ -128,7 +126,4 @@ def clear_saving(messages: list[dict], workspace: Path) -> tuple[list[dict], int
         changes.setdefault(i, {})[j] = {**messages[i]["content"][j], "content": new_text}
     if not changes:
         return messages, 0, []
-    out = list(messages)
-    for i, blocks_changed in changes.items():
-        out[i] = replace_blocks(messages[i], blocks_changed)
-    return out, sum(len(c) for c in changes.values()), outputs
+    return replace_blocks(messages, changes), sum(len(c) for c in changes.values()), outputs

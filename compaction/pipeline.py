@@ -63,6 +63,7 @@ from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
 from .micro import MicroCompact, clear_saving, micro_compact
+from .schedule import Schedule
 from .snip import SnipCompact, snip_to_transcript
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
                       note_transcript, reactive_compact, summarized_history)
@@ -75,12 +76,6 @@ if TYPE_CHECKING:
 AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMPACT, CompactionKind.REACTIVE_COMPACT
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 MAX_FAILURES = 3
-GROWTH_POINTS = 6           # the last model calls whose sizes give how fast the context grows
-MARGIN = 1.2                # inside a turn, start a summary this many summary-times before the limit
-FIRST_SUMMARY_GUESS = 20.0  # seconds a summary takes, until one was timed
-TURNS_REMEMBERED = 3        # the next turn is expected to grow the context as much as the largest of these
-LOOKAHEAD_TURNS = 2         # at a turn's end, prepare when this many such turns would pass the limit (a turn
-                            # larger than the last ones must not find nothing prepared)
 REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
                             # more than this share of the limit (the person's pause hides it)
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
@@ -98,13 +93,7 @@ class Compactor:
         self.on_window: Callable[[int], None] | None = None     # records a learned window (the session log)
         self.background = Background(self.workspace)            # the summary prepared ahead (background.py)
         self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
-        self.growth: list[tuple[float, int]] = []                 # (time, size) after the last model calls
-        self.turn_growths: list[int] = []         # tokens the last turns added (what compactions took out not deducted)
-        self.turn_added = 0                       # tokens this turn added so far
-        self.last_size: int | None = None         # the size last measured (None: nothing yet — a resumed
-                                                  # history is not one turn's growth)
-        self.turn_recorded = False                # this turn's growth is in turn_growths (a paused turn answers twice)
-        self.turn_start = False                   # the next `prepare` is the turn's first
+        self.schedule = Schedule()                # when it is prepared and goes in (schedule.py)
         self.prepare_between_turns = True         # False when no turn follows (-p): nothing to prepare for
         self.failures, self.auto_enabled = 0, True
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
@@ -139,17 +128,8 @@ class Compactor:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
         prompt cache expired (for breakpoints of this `ttl` mode) is a cold one (see the module docstring)."""
         self.failed_this_turn = self.warned_this_turn = False
-        self.growth, self.turn_added, self.turn_start, self.turn_recorded = [], 0, True, False
+        self.schedule.begin_turn()
         self.cold_turn = self.cache.cold(ttl)
-
-    def _grew_to(self, size: int) -> None:
-        if self.last_size is not None:
-            self.turn_added += max(0, size - self.last_size)
-        self.last_size = size
-
-    def next_turn_growth(self) -> int:
-        """How much the next turn is expected to add: as much as the largest of the last turns (0 before one ended)."""
-        return max(self.turn_growths[-TURNS_REMEMBERED:], default=0)
 
     # ---- measuring ---------------------------------------------------------------------
     def measure(self, messages: list[dict]) -> int:
@@ -219,23 +199,23 @@ class Compactor:
     def prepare(self, messages: list[dict]) -> list[dict]:
         """Run the four layers; returns the history to send (the input is never mutated)."""
         out = self._prepare(messages)
-        self.last_size = self.measure(out)
+        self.schedule.last_size = self.measure(out)
         return out
 
     def _prepare(self, messages: list[dict]) -> list[dict]:
         cold, self.cold_turn = self.cold_turn, False      # only the turn's first call starts cold
-        first, self.turn_start = self.turn_start, False
+        first = self.schedule.first_call()
         prep = self._prepared(messages)
         out = self.cheap_layers(messages, clear_all=cold, hold_snip=prep is not None)
         size, limit = self.measure(out), self.limit
-        if self.last_size is None and first:    # a new session or a resumed one: the history before
-            self.last_size = self.measure(out[:-1])    # this message is not this turn's growth
-        self._grew_to(size)
+        if self.schedule.last_size is None and first:    # a new session or a resumed one: the history
+            self.schedule.last_size = self.measure(out[:-1])     # before this message is not its growth
+        self.schedule.grew_to(size)
         early = cold and size > self.settings.cold_compact_at * limit
         if size <= limit and not early:
             if prep is not None and prep.ready and len(out) > self._snip_max():
                 return self._apply(prep, out, messages, size, "a snip is due")      # better than the snip
-            if first and prep is not None and prep.ready and size + self.next_turn_growth() > limit:
+            if first and prep is not None and prep.ready and self.schedule.turn_would_pass(size, limit):
                 return self._apply(prep, out, messages, size, "this turn would pass the limit")
             if prep is not None and prep.ready and prep.held:
                 return self._apply(prep, out, messages, size, "the results it covers were cleared")
@@ -295,26 +275,22 @@ class Compactor:
         Past PREPARE_AT of the limit, start summarizing the history as it was sent (`sent`: it ends where
         the reply begins, so no tool round is cut and the cache holds it), so that it is ready when it is
         needed and covers as much as it can:
-          - at a turn's end, when the next LOOKAHEAD_TURNS turns, each adding as much as the largest of
-            the last turns, would pass the limit — the person's pause hides the summary; the next turn
-            applies it first if that turn alone would pass the limit, else at the limit; a ready one is
-            made again at a turn's end when more than REFRESH_SHARE of the limit came after it;
+          - at a turn's end, when the next turns, adding as much as the last ones, would pass the limit
+            (schedule.py) — the person's pause hides the summary; the next turn applies it first if that
+            turn alone would pass the limit, else at the limit; a ready one is made again at a turn's
+            end when more than REFRESH_SHARE of the limit came after it;
           - inside a turn, once the context, growing as fast as over this turn's last calls, would reach
-            the limit within MARGIN × the time a summary takes."""
+            the limit within about the time a summary takes."""
         self.collect()
-        size, now = self.measure(messages), time.monotonic()
-        self._grew_to(size)
-        self.growth = [(t, n) for t, n in self.growth[-(GROWTH_POINTS - 1):] if n <= size] + [(now, size)]
-        if final:
-            kept = self.turn_growths[:-1] if self.turn_recorded else self.turn_growths
-            self.turn_growths, self.turn_recorded = (kept + [self.turn_added])[-TURNS_REMEMBERED:], True
+        size = self.measure(messages)
+        self.schedule.answered(size, time.monotonic(), final)
         if (self.settings.background_compact != "on" or not self.auto_enabled or self.failed_this_turn
                 or not sent or sent[-1].get("role") != "user"):
             return
         if (size < self.settings.prepare_at * self.limit or estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS
                 or final and not self.prepare_between_turns):
             return
-        if final and size + LOOKAHEAD_TURNS * self.next_turn_growth() <= self.limit:
+        if final and not self.schedule.due_between_turns(size, self.limit):
             return
         prep = self._prepared(messages)
         if prep is not None:                           # one at a time
@@ -322,23 +298,13 @@ class Compactor:
             if not (final and prep.ready and uncovered > REFRESH_SHARE * self.limit):
                 return
             self.background.drop("a newer snapshot is prepared")
-        elif not final and not self._due(size):
+        elif not final and not self.schedule.due_in_turn(size, self.limit, self.background.typical_seconds()):
             return
         s, window = self.settings, self.window.tokens
         job = SummaryJob(self.summarize, workspace=self.workspace, system=self.system, tools=self.tools,
                          window=window, max_input_tokens=input_budget(window, s.summary_max_tokens), measured=size,
                          trigger=f"prepared in the background at {size:,} tokens, for the limit {self.limit:,}")
         self.background.start(sent, self.prompt_key, job, self.background_summarize)
-
-    def _due(self, size: int) -> bool:
-        """Inside a turn: would the context reach the limit within MARGIN × a summary's time, growing as
-        it did over this turn's last calls? (Nothing measured yet: would a turn like the last ones pass it?)"""
-        (t0, n0), (t1, n1) = self.growth[0], self.growth[-1]
-        if t1 - t0 <= 0 or n1 <= n0:
-            return len(self.growth) < 2 and size + self.next_turn_growth() > self.limit
-        to_limit = (self.limit - size) / ((n1 - n0) / (t1 - t0))
-        took = self.background.typical_seconds()
-        return to_limit <= MARGIN * (FIRST_SUMMARY_GUESS if took is None else took)
 
     def _clear_seen(self, messages: list[dict], start: int, why: str) -> tuple[list[dict], int]:
         """(history, count): the tool results from `start` on that the model has seen, each saved to

@@ -196,7 +196,7 @@ def test_a_resumed_history_is_not_one_turn_of_growth(tmp_path):
         assert resumed.prepare(messages) is messages
         messages.append(say("yes"))
         resumed.after_reply(messages[:-1], messages, final=True)
-    assert resumed.next_turn_growth() < 100 and resumed.background.current is None and not applied(events)
+    assert resumed.schedule.next_turn() < 100 and resumed.background.current is None and not applied(events)
 
 
 def test_when_the_summary_fails_after_the_results_were_cleared_every_one_is_still_on_disk(tmp_path):
