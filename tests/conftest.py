@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from standin import StandIn
-from support.agents import ROOT, TEST_KEY, base_env, spawn_agent
+from support.agents import PROTECTED_KEY, ROOT, SMALL_WINDOW, TEST_KEY, base_env, spawn_agent
 
 E2E = Path(__file__).resolve().parent / "e2e"
 RESTORED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -114,6 +114,24 @@ def standin(request, monkeypatch):
     yield server
     server.stop()
     assert not server.rejections, f"the stand-in rejected requests: {server.rejections}"
+
+
+@pytest.fixture
+def small_window():
+    """A stand-in whose context window is SMALL_WINDOW tokens (key "k")."""
+    server = StandIn(api_key="k", context_window=SMALL_WINDOW).start()
+    yield server
+    server.stop()
+    assert not server.rejections, server.rejections
+
+
+@pytest.fixture
+def keyed_standin():
+    """A stand-in that takes PROTECTED_KEY only (the key the key-protection tests watch for)."""
+    server = StandIn(api_key=PROTECTED_KEY).start()
+    yield server
+    server.stop()
+    assert not server.rejections
 
 
 @pytest.fixture

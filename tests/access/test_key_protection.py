@@ -12,19 +12,10 @@ import json
 
 import pytest
 
-from support.agents import base_env
+from support.agents import PROTECTED_KEY, base_env
 from config import load_settings
-from standin import StandIn
 
-KEY = "sk-ant-api03-key-protection-0123456789-abcdefghijklmnop"
-
-
-@pytest.fixture
-def keyed_standin():
-    server = StandIn(api_key=KEY).start()
-    yield server
-    server.stop()
-    assert not server.rejections
+KEY = PROTECTED_KEY
 
 
 def test_no_tool_result_log_transcript_or_persisted_output_holds_the_key(tmp_path, workspace, keyed_standin,

@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
 
-from standin import StandIn
-from support.agents import base_env, run_agent
+from support.agents import SMALL_WINDOW, base_env, run_agent
 
-WINDOW = 20_000
-
-
-@pytest.fixture
-def small_window():
-    server = StandIn(api_key="k", context_window=WINDOW).start()
-    yield server
-    server.stop()
-    assert not server.rejections, server.rejections
+WINDOW = SMALL_WINDOW
 
 
 def test_a_huge_piped_line_does_not_jam_the_lines_after_it(tmp_path, workspace, small_window):

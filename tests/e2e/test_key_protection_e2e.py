@@ -5,23 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
 
-from standin import StandIn
-from support.agents import AGENT, base_env
+from support.agents import PROTECTED_KEY, AGENT, base_env
 
-KEY = "sk-ant-api03-key-protection-0123456789-abcdefghijklmnop"
+KEY = PROTECTED_KEY
 
 WALK_PARENTS = ("p=$PPID; while [ \"$p\" -gt 1 ]; do echo \"== $p $(tr '\\0' ' ' < /proc/$p/cmdline)\"; "
                 "tr '\\0' '\\n' < /proc/$p/environ; p=$(awk '{print $4}' /proc/$p/stat); done > environs.txt 2>&1")
-
-
-@pytest.fixture
-def keyed_standin():
-    server = StandIn(api_key=KEY).start()
-    yield server
-    server.stop()
-    assert not server.rejections
 
 
 def test_commands_cannot_read_the_key_from_the_agents_process(tmp_path, workspace, keyed_standin):

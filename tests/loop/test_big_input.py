@@ -5,22 +5,12 @@ from __future__ import annotations
 
 import stat
 
-import pytest
 
-from support.agents import base_env
+from support.agents import SMALL_WINDOW, base_env
 from support.helpers import plain
 from events import Notice
-from standin import StandIn
 
-WINDOW = 20_000
-
-
-@pytest.fixture
-def small_window():
-    server = StandIn(api_key="k", context_window=WINDOW).start()
-    yield server
-    server.stop()
-    assert not server.rejections, server.rejections
+WINDOW = SMALL_WINDOW
 
 
 def make_app(tmp_path, workspace, server):

@@ -16,6 +16,8 @@ from standin import StandIn
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = str(ROOT / "agent.py")
 TEST_KEY = "test-key"
+SMALL_WINDOW = 20_000                     # the `small_window` stand-in's context window (conftest.py)
+PROTECTED_KEY = "sk-ant-api03-key-protection-0123456789-abcdefghijklmnop"   # the only key `keyed_standin` takes
 
 
 def base_env(tmp_path: Path, server=None, **settings) -> dict:
