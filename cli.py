@@ -4,7 +4,7 @@
                      -p (_run_once), piped input (_run_piped) or the REPL (ui.run_repl)
     _pick_session    the session --continue / --resume names
     _end_background  at exit: end the processes the agent's commands left running
-    s08 sessions / inspect / clean    handed to cli_sessions.py (saved sessions, no model)
+    s08 sessions / inspect / clean    handed to ui/session_commands.py (saved sessions, no model)
 
 Heavy modules (the model SDK, rich, prompt_toolkit) are imported only after the arguments are
 parsed, so `--version` and `--help` answer at once.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from commands import QUIT, UNKNOWN, UNUSABLE, dispatch
 from config import APPROVAL_MODES
-from cli_sessions import SUBCOMMANDS
+from ui.session_commands import SUBCOMMANDS
 from version import __version__, program_name
 
 DESCRIPTION = "s08 — a terminal coding agent whose strength is context compaction."
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         enable_adoption()
     given = sys.argv[1:] if argv is None else argv
     if given and given[0] in SUBCOMMANDS:          # s08 sessions / inspect / clean: logs and files only
-        from cli_sessions import main as session_main
+        from ui.session_commands import main as session_main
         return session_main(given, prog or program_name())
     args = _parser(prog).parse_args(argv)
     if args.output_format != "text" and args.prompt is None:

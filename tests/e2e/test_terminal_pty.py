@@ -218,7 +218,7 @@ def test_typing_ahead_does_not_garble_the_answer_and_waits_at_the_prompt(repl, s
     assert user_texts(standin.requests[-1]["messages"])[-1] == "queued question"
 
 
-# ---- small habits -----------------------------------------------------------------------------
+# ---- small things -----------------------------------------------------------------------------
 
 def test_ctrl_c_hint_clear_cost_and_the_exit_hint(repl, standin, workspace):
     standin.queue({"text": "ANSWER-ONE"}, {"text": "ANSWER-TWO"})
