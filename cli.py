@@ -137,9 +137,11 @@ def _end_background(app) -> None:
 
 
 def _parser(prog: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog or program_name(), description=DESCRIPTION,
-                                     epilog="saved sessions: s08 sessions | s08 inspect [ID] [--event N] "
-                                            "[--html FILE] | s08 clean [--yes]")
+    name = prog or program_name()
+    epilog = "saved sessions (no model, no key; `%s SUBCOMMAND --help` for its options):\n" % name + "\n".join(
+        f"  {sub:<10}{text}" for sub, text in SUBCOMMANDS.items())
+    parser = argparse.ArgumentParser(prog=name, description=DESCRIPTION, epilog=epilog,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
     parser.add_argument("-c", "--continue", dest="cont", action="store_true",
