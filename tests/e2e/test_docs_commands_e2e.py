@@ -17,7 +17,7 @@ TESTED = re.compile(r"<!-- tested[^>]*-->\s*```bash\n(.*?)```", re.S)
 SETTING = re.compile(r"[A-Z][A-Z0-9_]*=.*")
 
 
-def tested_commands() -> list[tuple[str, str]]:
+def commands_of_the_page() -> list[tuple[str, str]]:
     """(command line, what it shows) for every line of the tested blocks."""
     lines = [line for block in TESTED.findall(PAGE.read_text()) for line in block.splitlines() if line.strip()]
     assert lines, f"{PAGE.relative_to(ROOT)} has no block marked <!-- tested … --> (the test finds none)"
@@ -41,7 +41,7 @@ def test_the_getting_started_commands_run_against_the_demo_model(tmp_path):
     for package in ("compaction", "tools"):            # a folder with many Python files, as the page says
         shutil.copytree(ROOT / package, workspace / package, ignore=shutil.ignore_patterns("__pycache__"))
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"}
-    for command, shows in tested_commands():
+    for command, shows in commands_of_the_page():
         argv, run_env = argv_and_env(command, env)
         done = subprocess.run(argv, cwd=workspace, env=run_env, capture_output=True, text=True, timeout=300)
         said = done.stdout + done.stderr
