@@ -22,7 +22,6 @@ from typing import Any
 
 from access.model_access import Access
 from access.login import login as log_in, logout as log_out
-import app_habits
 from approvals.policy import Approvals, parse_allow_list
 from commands import UNUSABLE
 from compaction import Continuity
@@ -33,8 +32,11 @@ from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFini
 from messages import drop_interruption_marks
 from llm import make_provider
 from loop.agent_loop import Agent, TurnResult, run_turn
+from loop.mentions import attach, budget_for
+from loop.model_choice import model_records, set_model
 from approvals.plan_mode import note_for, told_planning
 from redact import redact_data
+from session.undo import restore_checkpoints, use_checkpoints
 from session.log import LoadedSession, LoggedHistory, SessionLog, UsageRecorder, open_session
 from session.index import IndexRecorder
 from storage import bind_session
@@ -44,7 +46,7 @@ from version import program_name
 
 class App:
     """One session: the settings, the agent, the conversation; the slash commands are in commands.py
-    (the model choice, /resume, !command, @path, /undo and /rewind: app_habits.py)."""
+    (the model choice: loop/model_choice.py; /resume, /undo and /rewind: session/undo.py)."""
 
     agent: Agent                  # set by load() before anything uses it
     approvals: Approvals
@@ -78,9 +80,9 @@ class App:
         self._use_history(self._resume(resume) if resume else self._new_history())
         self.plan_told = told_planning(self.messages)     # a resumed history may end in plan mode
         if resume is not None:
-            app_habits.restore_session_state(self, resume, model)        # its checkpoints, and the model chosen
+            self._restore(resume, model)                                  # its checkpoints, and the model chosen
         elif model:
-            app_habits.set_model(self, model, quiet=True)                # --model
+            set_model(self, model, quiet=True)                # --model
         if resume is not None and resume.repaired:
             for state in self._state_records():        # the repair snapshot, completed with what it lacked
                 self.messages.note(state)
@@ -110,13 +112,13 @@ class App:
         self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
         self.agent.compactor.background.on_record = history.note      # preparing, applying a summary
         self.agent.compactor.prepare_between_turns = self.origin != "print"     # -p: no turn follows
-        app_habits.use_checkpoints(self, history)
+        use_checkpoints(self, history)
 
     def _state_records(self) -> list[dict]:
         """What a catch-up snapshot of the session log writes besides the history."""
         learned = self.agent.compactor.window.learned
         return ([self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
-                + self.continuity.rewound_records() + self.checkpoints.records() + app_habits.model_records(self))
+                + self.continuity.rewound_records() + self.checkpoints.records() + model_records(self))
 
     def _resume(self, loaded: LoadedSession) -> LoggedHistory:
         """The logged history, its token totals, and the size of the prompt the log last measured."""
@@ -135,6 +137,27 @@ class App:
             history.note({"t": "dropped", "n": loaded.prepared["n"], "why": "the resumed history is not the one "
                           "it summarized"})
         return history
+
+    def _restore(self, loaded: LoadedSession, model: str | None = None) -> None:
+        """After a resume: the checkpoints it recorded, and the model chosen (`model`: --model wins)."""
+        restore_checkpoints(self, loaded)
+        choice = model or loaded.model_choice
+        if choice and choice != self.access.pins.chosen:
+            set_model(self, choice, quiet=True, log=choice != loaded.model_choice)
+
+    def _attachments(self, text: str) -> tuple[str, ...]:
+        """The files a message mentions with @path (loop/mentions.py), recorded in the work ledger."""
+        if "@" not in text:
+            return ()
+        got = attach(text, self.workspace, budget_for(self.agent.compactor.limit), self.agent.tool_ctx.redact)
+        for line in got.refused:
+            self.emit(Notice(line, "warning"))
+        turn = self.continuity.turn + 1          # the number the message gets when the turn records it
+        for path in got.paths:
+            self.continuity.ledger.record({"k": "file", "path": path, "do": "attached by you", "turn": turn})
+        if got.paths:
+            self.emit(Notice(f"[attached {', '.join(got.paths)}]", "info"))
+        return tuple(got.blocks)
 
     def close(self) -> None:
         self.agent.compactor.collect()            # a summary ready by now is logged, for --continue
@@ -288,7 +311,7 @@ class App:
             return TurnResult(ok=False, error=blocked)
         self.ledger.begin_turn()
         self.checkpoints.prompt = self.continuity.turn + (1 if text and text.strip() else 0)
-        attached = app_habits.attachments_for(self, text) if text else ()
+        attached = self._attachments(text) if text else ()
         note = ""
         if text and text.strip():           # plan mode on, or just switched off: the model is told (plan_mode.py)
             note, self.plan_told = note_for(self.approvals.mode == "plan", self.plan_told)
@@ -338,7 +361,7 @@ class App:
         self.ledger.new_session()
         self.resumed = loaded
         self._use_history(self._resume(loaded))
-        app_habits.restore_session_state(self, loaded)
+        self._restore(loaded)
         if loaded.repaired:
             for state in self._state_records():
                 self.messages.note(state)

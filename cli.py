@@ -4,7 +4,7 @@
                      -p (_run_once), piped input (_run_piped) or the REPL (ui.run_repl)
     _pick_session    the session --continue / --resume names
     _end_background  at exit: end the processes the agent's commands left running
-    s08 sessions / inspect / clean    handed to cli_sessions.py (saved sessions, no model)
+    s08 sessions / inspect / clean    handed to ui/session_commands.py (saved sessions, no model)
 
 Heavy modules (the model SDK, rich, prompt_toolkit) are imported only after the arguments are
 parsed, so `--version` and `--help` answer at once.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from commands import QUIT, UNKNOWN, UNUSABLE, dispatch
 from config import APPROVAL_MODES
-from cli_sessions import SUBCOMMANDS
+from ui.session_commands import SUBCOMMANDS
 from version import __version__, program_name
 
 DESCRIPTION = "s08 — a terminal coding agent whose strength is context compaction."
@@ -137,9 +137,11 @@ def _end_background(app) -> None:
 
 
 def _parser(prog: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog or program_name(), description=DESCRIPTION,
-                                     epilog="saved sessions: s08 sessions | s08 inspect [ID] [--event N] "
-                                            "[--html FILE] | s08 clean [--yes]")
+    name = prog or program_name()
+    epilog = "saved sessions (no model, no key; `%s SUBCOMMAND --help` for its options):\n" % name + "\n".join(
+        f"  {sub:<10}{text}" for sub, text in SUBCOMMANDS.items())
+    parser = argparse.ArgumentParser(prog=name, description=DESCRIPTION, epilog=epilog,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="run one request non-interactively and print the final answer")
     parser.add_argument("-c", "--continue", dest="cont", action="store_true",
@@ -201,7 +203,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         enable_adoption()
     given = sys.argv[1:] if argv is None else argv
     if given and given[0] in SUBCOMMANDS:          # s08 sessions / inspect / clean: logs and files only
-        from cli_sessions import main as session_main
+        from ui.session_commands import main as session_main
         return session_main(given, prog or program_name())
     args = _parser(prog).parse_args(argv)
     if args.output_format != "text" and args.prompt is None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import app_habits
+from loop.model_choice import pick_model
+from session.undo import resume_other, rewind, undo
 from compaction.tokens import breakdown
 from events import (CleanReport, ContextReport, CostReport, HelpReport, MemoryReport, Notice, Question, ShowToolResult,
                     TimelineReport)
@@ -63,7 +64,8 @@ def dispatch(app, text: str):
     if word.startswith("//"):
         return app.turn(text[1:])                    # "//etc" sends "/etc"
     if text.startswith("!"):
-        return app_habits.run_own(app, text[1:])     # the person's own command: no model call (a TurnResult)
+        from loop.own_command import run_own_command
+        return run_own_command(app, text[1:])     # the person's own command: no model call (a TurnResult)
     if word.startswith("/") and "/" not in word[1:]:
         found = COMMANDS.get(word)
         if found is None:
@@ -135,22 +137,22 @@ def _memory(app, _arg: str) -> None:
 
 @command("/model", "choose the model: /model NAME (a list of the known ones without NAME)")
 def _model(app, arg: str):
-    return app_habits.pick_model(app, arg)
+    return pick_model(app, arg)
 
 
 @command("/resume", "go on with another saved session: /resume [ID] (a list without ID)")
 def _resume(app, arg: str):
-    return app_habits.resume_other(app, arg)
+    return resume_other(app, arg)
 
 
 @command("/undo", "put back the files the last turn changed (file tools only, not shell commands)")
 def _undo(app, _arg: str) -> None:
-    app_habits.undo(app)
+    undo(app)
 
 
 @command("/rewind", "back to before one of your messages, files (and conversation): /rewind [N [files|all]]")
 def _rewind(app, arg: str):
-    return app_habits.rewind(app, arg)
+    return rewind(app, arg)
 
 
 @command("/timeline", "this session's context per request and its compactions: /timeline [N] shows event N")

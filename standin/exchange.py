@@ -31,6 +31,7 @@ ERROR_MESSAGES = {401: "invalid x-api-key", 429: "Number of request tokens has e
                   "rate limit", 500: "Internal server error", 529: "Overloaded", 403: "Permission denied"}
 STREAM_ERROR_MESSAGES = {"overloaded_error": "Overloaded"}     # else "Internal server error"
 NO_REPLY_LEFT = "(stand-in: no scripted reply left)"
+HOLD_MOST = 120.0                    # seconds a held answer waits for release() at most
 # what LiteLLM 1.80 answered (500) when its backend refused a system message made of parts
 PLAIN_ONLY_MESSAGE = ("litellm.InternalServerError: InternalServerError: OpenAIException - 1 validation error for "
                       "ChatCompletionRequest\nmessages.0.content\n  Input should be a valid string [type=string_type]. "
@@ -109,6 +110,10 @@ class Exchange:
         # seconds before an answer starts, as a real model takes them: a summary request (its last message
         # holds s08's "<summary-request>" instruction) takes summary_latency, every other one reply_latency
         self.reply_latency, self.summary_latency = reply_latency, summary_latency
+        # {"hold": ...} replies wait here until release(): a test acts while an answer is surely still coming
+        self._holds = threading.Condition()
+        self.holding = 0                     # answers waiting now
+        self.releases = 0                   # release() calls so far
 
     def latency(self, body: dict) -> float:
         """How long the answer to this request waits before it starts."""
@@ -126,6 +131,29 @@ class Exchange:
                 return {"text": NO_REPLY_LEFT}
             reply = self.brain
         return reply(body) if callable(reply) else dict(reply)
+
+    def hold(self, most: float = HOLD_MOST) -> None:
+        """Wait here (an answer's thread) until release() is called, or `most` seconds, whichever is first."""
+        with self._holds:
+            ticket = self.releases
+            self.holding += 1
+            self._holds.notify_all()
+            try:
+                self._holds.wait_for(lambda: self.releases != ticket, most)
+            finally:
+                self.holding -= 1
+                self._holds.notify_all()
+
+    def wait_until_held(self, n: int = 1, timeout: float = HOLD_MOST) -> bool:
+        """True once `n` answers are held (the signal that an answer is still coming)."""
+        with self._holds:
+            return self._holds.wait_for(lambda: self.holding >= n, timeout)
+
+    def release(self) -> None:
+        """Let every held answer go on."""
+        with self._holds:
+            self.releases += 1
+            self._holds.notify_all()
 
     def wait_for_requests(self, n: int, timeout: float = 10.0) -> bool:
         end = time.monotonic() + timeout

@@ -17,6 +17,12 @@ is a dict (or a callable taking the request body and returning one):
     {"hang": 5}                                      wait before answering (client timeouts)
     {"stall": 5, "text": ...}                        stop for 5 s half-way through the stream
     {"delay": 0.05, "chunk": 4}                      pace of the stream (seconds per chunk, chars)
+    {"hold": "mid", "text": ...}                     stop half-way through the stream until release()
+    {"hold": "before", "text": ...}                  wait before answering until release()
+
+A held answer is the signal a test waits for (wait_until_held()) before it acts on a turn that must
+still be running — a Ctrl-C mid-stream, the time shown while waiting — however busy the machine is;
+release() (or POST /_standin/release) lets it go on, and HOLD_MOST seconds end a forgotten hold.
 
 It also speaks OpenAI's `POST /v1/chat/completions` from the same script (openai_chat.py), so that a
 gateway such as LiteLLM can stand in front of it (tests/test_gateway.py); `plain_only` (a status) refuses
@@ -27,7 +33,7 @@ time to first token — a summary request (s08's "<summary-request>" instruction
 Replies stream as SSE (chunked transfer encoding, so a drop is a real protocol
 error) or come back as JSON, with `usage` always set. Admin endpoints let a
 separate process drive a running stand-in: POST /_standin/queue (a list of
-replies), GET /_standin/requests, POST /_standin/reset. Whoever can queue a
+replies), GET /_standin/requests, POST /_standin/reset, POST /_standin/release. Whoever can queue a
 reply drives the agent talking to the stand-in (a tool call is a command it
 runs), and any local process — or a web page, whose text/plain POST needs no
 CORS preflight — can reach 127.0.0.1. So with an `api_key` the admin endpoints
@@ -89,6 +95,7 @@ class StandIn(Exchange):
         return self
 
     def stop(self) -> None:
+        self.release()                       # no answer's thread is left waiting for a test that has ended
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -258,6 +265,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/_standin/queue"):
             self.standin.queue(*(body if isinstance(body, list) else [body]))
             return self._send_json(200, {"queued": len(self.standin.replies)})
+        if self.path.startswith("/_standin/release"):
+            self.standin.release()
+            return self._send_json(200, {"released": True})
         if self.path.startswith("/_standin/reset"):
             with self.standin.lock:
                 self.standin.replies.clear()
@@ -273,6 +283,8 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(wait)
         if reply.get("hang"):
             time.sleep(float(reply["hang"]))
+        if reply.get("hold") == "before":
+            self.standin.hold()
         if reply.get("drop") == "before":
             self.close_connection = True
             return
@@ -305,8 +317,12 @@ class Handler(BaseHTTPRequestHandler):
                 at, length = place
                 if fault and sent >= length // 2 and sent > 0:
                     return self._fail_stream(reply)
-                if reply.get("stall") and at >= length // 2 > at - size:
-                    time.sleep(float(reply["stall"]))
+                if at >= length // 2 > at - size:
+                    if reply.get("stall"):
+                        time.sleep(float(reply["stall"]))
+                    if reply.get("hold") == "mid":
+                        self.wfile.flush()
+                        self.standin.hold()
                 if delay:
                     time.sleep(delay)
                 sent += size

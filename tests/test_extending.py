@@ -1,4 +1,4 @@
-"""What the README's "Extending s08" section promises, checked where a test can: a registered command
+"""What docs/extending.md promises, checked where a test can: a registered command
 is in /help, in the REPL's completion and reachable; every setting is in .env.example; every
 registered tool has a schema and is sent to the model."""
 

@@ -69,6 +69,12 @@ class KeyWatcher:
             self.thread.join(timeout=1)
             self.thread = None
         if self.saved is not None:
+            # keys typed in the turn's last instant, not read yet: kept like the others (an Enter among
+            # them must wait in the next prompt's input, not send the line there)
+            with self.lock:
+                pending = take_pending(self.fd)
+                if pending:
+                    self.feed(self.decoder.decode(pending))
             try:
                 termios.tcsetattr(self.fd, termios.TCSANOW, self.saved)
             except (termios.error, OSError):

@@ -27,10 +27,11 @@ def test_banner_prompt_and_streamed_answer(repl, standin, workspace):
 
 
 def test_ctrl_c_mid_stream_cancels_the_turn_only(repl, standin):
-    standin.queue({"text": "STREAMING " + "slowly " * 200, "delay": 0.05, "chunk": 6})
+    standin.queue({"text": "STREAMING " + "slowly " * 30, "hold": "mid", "chunk": 6})
     child = repl()
     child.sendline("tell me a story")
     child.expect_exact("STREAMING")
+    assert standin.wait_until_held()                 # still streaming, however busy the machine is
     child.sendcontrol("c")
     child.expect_exact("[interrupted]")
     child.expect_exact(PROMPT)

@@ -22,7 +22,7 @@ PROMPT = "s08 >> "
 
 
 def start(tmp_path, workspace, standin, *args):
-    child = spawn_agent(base_env(tmp_path, standin), workspace, *args, timeout=20)
+    child = spawn_agent(base_env(tmp_path, standin), workspace, *args, timeout=60)   # a hang guard
     child.expect_exact(PROMPT)
     return child
 
@@ -56,10 +56,13 @@ def resume_and_check(tmp_path, workspace, standin, expected_before=None):
 
 
 def test_kill_mid_stream_then_continue(tmp_path, workspace, standin):
-    standin.queue({"text": "STREAM " + "word " * 300, "delay": 0.03, "chunk": 5})
+    standin.queue({"text": "STREAM " + "word " * 30, "hold": "mid", "chunk": 5})
     child = start(tmp_path, workspace, standin)
     child.sendline("tell me everything")
-    kill_when(child, "STREAM", settle=0)
+    child.expect_exact("STREAM")
+    assert standin.wait_until_held()                  # the answer is still streaming when it is killed
+    kill_when(child, "", settle=0)
+    standin.release()
     sent = resume_and_check(tmp_path, workspace, standin, expected_before=[user("tell me everything")])
     assert user_texts(sent) == ["tell me everything", "[The session stopped before this request was answered]",
                                 "where were we?"]     # the answer in flight is lost, and the model is told

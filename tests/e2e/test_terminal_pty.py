@@ -47,22 +47,25 @@ def test_exit_code_timeout_and_the_first_and_last_lines(repl, standin):
     rows, raw = screen(child), child.logfile_read.getvalue()
     at = rows.index("● bash  ls nope")
     assert rows[at + 1] == "  ⎿ ls: cannot access 'nope': No such file or directory"
-    assert re.fullmatch(r"    exit 2 · \d\.\ds", rows[at + 2])
+    assert re.fullmatch(r"    exit 2 · \d+\.\ds", rows[at + 2])
     assert re.search(r"\x1b\[1;31mexit 2", raw)                              # red when not 0
     at = rows.index("● bash  echo start; sleep 5")
     assert rows[at + 1] == "  ⎿ start"
-    assert re.fullmatch(r"    timed out after 1s \(BASH_TIMEOUT\): killed, with its children · 1\.\ds", rows[at + 2])
+    assert re.fullmatch(r"    timed out after 1s \(BASH_TIMEOUT\): killed, with its children · \d+\.\ds", rows[at + 2])
     at = rows.index("● bash  seq 1 100")
     assert rows[at + 1:at + 9] == ["  ⎿ 1", "    2", "    3", "    … 94 more lines (/last shows them all)", "    98",
                                    "    99", "    100", rows[at + 8]] and rows[at + 8].startswith("    exit 0 · ")
-    assert re.fullmatch(r"  ⎿ no output · exit 1 · \d\.\ds", rows[rows.index("● bash  false") + 1])
+    assert re.fullmatch(r"  ⎿ no output · exit 1 · \d+\.\ds", rows[rows.index("● bash  false") + 1])
 
 
-def test_a_running_command_shows_its_output_live(repl, standin):
-    command = "for i in 1 2 3 4 5 6 7 8; do echo tick$i; sleep 0.4; done; echo $((40+2))done"
+def test_a_running_command_shows_its_output_live(repl, standin, workspace):
+    command = "for i in 1 2 3; do echo tick$i; done; while [ ! -e go ]; do sleep 0.05; done; echo $((40+2))done"
     standin.queue(bash(command), {"text": "DONE"})
     child = repl()
     child.sendline("go")
+    child.expect_exact("tick3")                # on screen while the command still runs (it waits for `go`)
+    child.expect_exact("running bash…")
+    (workspace / "go").touch()
     child.expect_exact("DONE")
     child.expect_exact(PROMPT)
     raw = child.logfile_read.getvalue()
@@ -119,7 +122,7 @@ def test_markdown_rendered_and_wrapped_at_words(repl, standin, workspace, column
             break
         block.append(row)
     assert long_name in "".join(row[4:] for row in block).replace(" ", "")    # all of it under the ⎿
-    assert re.search(r" · \d\.\ds$", block[-1]) and (len(block) == 1) == (columns == 200)
+    assert re.search(r" · \d+\.\ds$", block[-1]) and (len(block) == 1) == (columns == 200)
 
 
 # ---- approvals -------------------------------------------------------------------------------
@@ -179,10 +182,11 @@ def test_approval_yes_no_always_and_the_diff(repl, standin, workspace):
 # ---- interrupting and typing ahead -------------------------------------------------------------
 
 def test_esc_interrupts_like_ctrl_c(repl, standin):
-    standin.queue({"text": "STREAMING " + "slowly " * 300, "delay": 0.05, "chunk": 6}, {"text": "NEXT-OK"})
+    standin.queue({"text": "STREAMING " + "slowly " * 30, "hold": "mid", "chunk": 6}, {"text": "NEXT-OK"})
     child = repl()
     child.sendline("tell me a story")
     child.expect_exact("STREAMING")
+    assert standin.wait_until_held()
     child.send("\x1b")
     child.expect_exact("[interrupted]")
     child.expect_exact(PROMPT)
@@ -192,12 +196,14 @@ def test_esc_interrupts_like_ctrl_c(repl, standin):
 
 
 def test_typing_ahead_does_not_garble_the_answer_and_waits_at_the_prompt(repl, standin):
-    standin.queue({"text": "FIRST " + "word " * 80 + "END-ONE", "delay": 0.03, "chunk": 8},
-                  {"text": "SECOND " + "word " * 80 + "END-TWO", "delay": 0.03, "chunk": 8}, {"text": "THIRD-OK"})
+    standin.queue({"text": "FIRST " + "word " * 20 + "END-ONE", "hold": "mid", "chunk": 8},
+                  {"text": "SECOND " + "word " * 20 + "END-TWO", "hold": "mid", "chunk": 8}, {"text": "THIRD-OK"})
     child = repl()
     child.sendline("one")
     child.expect_exact("FIRST")
+    assert standin.wait_until_held()
     child.send("half a thought")
+    standin.release()                                                     # written before the turn can end
     child.expect_exact("END-ONE")
     child.expect_exact(PROMPT)
     child.expect_exact("half a thought")                                  # it waits in the input, not sent
@@ -207,7 +213,9 @@ def test_typing_ahead_does_not_garble_the_answer_and_waits_at_the_prompt(repl, s
     child.send("\x15")                                                    # Ctrl-U: clear it
     child.sendline("two")
     child.expect_exact("SECOND")
+    assert standin.wait_until_held()
     child.send("queued question\r")                                        # with Enter: waits in the input too
+    standin.release()                                                     # written before the turn can end
     child.expect_exact("END-TWO")
     child.expect_exact(PROMPT)
     child.expect_exact("queued question")
@@ -218,7 +226,7 @@ def test_typing_ahead_does_not_garble_the_answer_and_waits_at_the_prompt(repl, s
     assert user_texts(standin.requests[-1]["messages"])[-1] == "queued question"
 
 
-# ---- small habits -----------------------------------------------------------------------------
+# ---- small things -----------------------------------------------------------------------------
 
 def test_ctrl_c_hint_clear_cost_and_the_exit_hint(repl, standin, workspace):
     standin.queue({"text": "ANSWER-ONE"}, {"text": "ANSWER-TWO"})
@@ -248,10 +256,11 @@ def test_ctrl_c_hint_clear_cost_and_the_exit_hint(repl, standin, workspace):
 
 
 def test_resuming_after_ctrl_c_says_nothing_but_after_kill_9_it_does(repl, standin, workspace):
-    standin.queue({"text": "SLOW " + "words " * 300, "delay": 0.05, "chunk": 6})
+    standin.queue({"text": "SLOW " + "words " * 30, "hold": "mid", "chunk": 6})
     child = repl()
     child.sendline("interrupt me")
     child.expect_exact("SLOW")
+    assert standin.wait_until_held()
     child.sendcontrol("c")
     child.expect_exact("[interrupted]")
     child.expect_exact(PROMPT)
@@ -263,10 +272,12 @@ def test_resuming_after_ctrl_c_says_nothing_but_after_kill_9_it_does(repl, stand
     again.expect(pexpect.EOF)
     texts = user_texts(load_session(list_sessions(workspace)[0]).messages)
     assert texts == ["interrupt me", INTERRUPTED_MARK]                        # no second mark either
-    standin.queue({"text": "DYING " + "words " * 300, "delay": 0.05, "chunk": 6})
+    standin.release()                                                         # the first hold's thread
+    standin.queue({"text": "DYING " + "words " * 30, "hold": "mid", "chunk": 6})
     dying = repl()
     dying.sendline("die now")
     dying.expect_exact("DYING")
+    assert standin.wait_until_held()
     dying.kill(9)
     dying.close()
     resumed = repl(args=("--continue",))

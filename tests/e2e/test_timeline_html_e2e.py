@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_sessions import write_html
+from ui.session_commands import write_html
 from session.timeline import read_timeline
 from support.hostile_logs import Tags, hostile_session
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 
-from cli_sessions import write_html
+from ui.session_commands import write_html
 from session.timeline import read_timeline
 from support.hostile_logs import INJECTION, Tags, hostile_session
 

@@ -151,3 +151,23 @@ def test_token_count_endpoint_and_cjk_awareness(standin):
     assert n == count_request_tokens(english)
     zh = count_request_tokens(chinese)
     assert zh >= 1200 > len("上下文压缩" * 240) // 4      # ~1 token per CJK char, not chars/4
+
+
+@pytest.mark.parametrize("where", ["mid", "before"])
+def test_a_held_answer_waits_for_release(standin, where):
+    """The signal a busy-machine test waits for: the answer is held (half sent, or not begun) until the
+    test releases it, however long the test took to get there."""
+    import threading
+    standin.queue({"text": "FIRST-HALF " + "x " * 40 + "SECOND-HALF", "hold": where, "chunk": 8})
+    c, got, done = client(standin), [], threading.Event()
+
+    def read():
+        with c.messages.stream(model="m", max_tokens=200, messages=[{"role": "user", "content": "hi"}]) as s:
+            for text in s.text_stream:
+                got.append(text)
+        done.set()
+    threading.Thread(target=read, daemon=True).start()
+    assert standin.wait_until_held(timeout=30)
+    assert not done.is_set() and "SECOND-HALF" not in "".join(got)
+    standin.release()
+    assert done.wait(30) and "".join(got).endswith("SECOND-HALF") and standin.holding == 0

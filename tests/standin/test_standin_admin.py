@@ -39,6 +39,9 @@ def test_a_keyed_stand_in_wants_its_key_on_the_admin_endpoints():
         assert http(server.url, "/_standin/reset", {}) == 401 and not server.replies
         assert http(server.url, "/_standin/queue", [EVIL_REPLY], "the-right-key", "application/json") == 200
         assert len(server.replies) == 1 and http(server.url, "/_standin/requests", None, "the-right-key") == 200
+        assert http(server.url, "/_standin/release", {}) == 401 and server.releases == 0
+        assert http(server.url, "/_standin/release", {}, "the-right-key", "application/json") == 200
+        assert server.releases == 1
     finally:
         server.stop()
 

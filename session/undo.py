@@ -1,33 +1,23 @@
-"""What people bring from other agents, as functions over the App (app.py): the model choice, /resume
-inside the REPL, `!command`, `@path` mentions, and /undo and /rewind over the file checkpoints.
+"""The person's ways back, as functions over the App (app.py): /undo and /rewind over the file checkpoints
+(session/checkpoints.py), and /resume inside the REPL.
 
-    set_model(app, name) / pick_model(app, arg)   --model, /model [NAME]: the person's own choice (access/pins.py
-                                          keeps it; a settings file cannot change it under them), logged
-                                          ({"t": "model"}) so a resume keeps it; window and prices follow it
+    undo(app) / rewind(app, arg)          /undo, /rewind [N [files|all]]; the model is told what was undone by a
+                                          user text ("[undone by you] …")
     resume_other(app, arg)                /resume [ID]: the picker, then App.switch_to that session
-    run_own(app, command)                 !command (loop/own_command.py)
-    attachments_for(app, text)            @path mentions of a message (loop/mentions.py), in the work ledger
-    undo(app) / rewind(app, arg)          /undo, /rewind [N [files|all]] (session/checkpoints.py); the model is
-                                          told what was undone by a user text ("[undone by you] …")
-    use_checkpoints, restore_session_state, model_records    what the App calls when a history starts,
-                                          a session is resumed, and a snapshot of the log is written
+    use_checkpoints, restore_checkpoints  what the App calls when a history starts and a session is resumed
 
 Everything here goes through the App's history (a LoggedHistory, so it is logged) and its events.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from access.pins import YES, fixed_values
+from access.pins import YES
 from events import Notice, Question, SessionChoices
-from loop.mentions import attach, budget_for
 from messages import add_user_text, close_dangling_tool_uses
 from session.checkpoints import Checkpoints, cut_before
-from session.costs import known_models, price_of, window_of
 
-MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 UNDONE = "[undone by you] "
 REWOUND = "[rewound by you] "
 NOT_COVERED = "Changes made by shell commands (bash, !) are not covered and were not undone."
@@ -40,82 +30,7 @@ def _first_line(text: str, width: int = 70) -> str:
     return line if len(line) <= width else line[:width - 1] + "…"
 
 
-# ---- the model ---------------------------------------------------------------------------
-def set_model(app, name: str, quiet: bool = False, log: bool = True) -> bool:
-    """The person's own choice of model (False when `name` is not a model name); `log`: record it (not when a
-    resume only restores what its log already says)."""
-    name = name.strip()
-    if not MODEL_NAME.fullmatch(name):
-        app.emit(Notice(f"not a model name: {name[:80]!r} (letters, digits and . _ - : / @ +)", "warning"))
-        return False
-    access = app.access
-    access.pins.choose(name, fixed_values(access.result.settings)["MODEL_ID"])
-    app.load()                             # a new client and budgets for that model
-    if log:
-        _note_model(app, name)
-    if quiet:
-        return True
-    window, price = window_of(name), price_of(name)
-    said = f"[model: {name}"
-    said += f" · context window {app.agent.compactor.window.tokens:,} tokens"
-    said += f" · ${price[0]:g} / ${price[1]:g} per million tokens in / out]" if price else \
-        " · price unknown (MODEL_PRICE sets one)]"
-    if window is None:
-        said += " — a model s08 does not know: check the name if the endpoint refuses it"
-    if app.demo:
-        said += " — the demo model answers until a key is in use (/login)"
-    app.emit(Notice(said, "info"))
-    return True
-
-
-def _note_model(app, name: str) -> None:
-    """The choice goes into the session log: in the header while nothing is written yet (a start with
-    --model leaves no session file behind), else as a record."""
-    log = app.messages.log
-    if log is None:
-        return
-    if log.fd is None:
-        log.header["model_choice"] = name
-    else:
-        app.messages.note({"t": "model", "id": name})
-
-
-def model_records(app) -> list[dict]:
-    chosen = app.access.pins.chosen
-    return [{"t": "model", "id": chosen}] if chosen else []
-
-
-def pick_model(app, arg: str):
-    if arg:
-        set_model(app, arg)
-        return None
-    current = app.access.pins.values["MODEL_ID"] or app.settings.model_id     # yours, even while the demo answers
-    models = known_models()
-    lines = ["Models s08 knows (price: USD per million tokens in / out; any other name works too: "
-             "/model NAME):"]
-    for n, name in enumerate(models, 1):
-        price, window = price_of(name), window_of(name)
-        mark = "  ← now" if name == current else ""
-        lines.append(f"  {n:>2}  {name:<20} window {window or 0:,} · ${price[0]:g} / ${price[1]:g}{mark}"
-                     if price else f"  {n:>2}  {name}{mark}")
-    if app.ask is None:
-        demo = " (the demo model answers until a key is in use)" if app.demo else ""
-        app.emit(Notice("\n".join(lines + [f"now: {current}{demo}"]), "info"))
-        return None
-    answer = (app.ask(Question("\n".join(lines), f"model [1-{len(models)} or a name, Enter keeps {current}]: "))
-              or "").strip()
-    if not answer:
-        return None
-    if answer.isdigit():
-        if not 1 <= int(answer) <= len(models):
-            app.emit(Notice("not a number from the list", "warning"))
-            return None
-        answer = models[int(answer) - 1]
-    set_model(app, answer)
-    return None
-
-
-# ---- sessions ----------------------------------------------------------------------------
+# ---- the session's checkpoints, and another session ----------------------------------------------------------------------------
 def use_checkpoints(app, history) -> None:
     """A store of checkpoints for this history's session (its blobs next to the session log)."""
     app.checkpoints = Checkpoints(app.workspace, history.note)
@@ -124,13 +39,10 @@ def use_checkpoints(app, history) -> None:
     app.agent.checkpoints = app.checkpoints
 
 
-def restore_session_state(app, loaded, model: str | None = None) -> None:
-    """After a resume: the checkpoints it recorded, and the model chosen (`model`: --model wins)."""
+def restore_checkpoints(app, loaded) -> None:
+    """After a resume: the checkpoints it recorded."""
     for record in loaded.checkpoints:
         app.checkpoints.apply(record)
-    choice = model or loaded.model_choice
-    if choice and choice != app.access.pins.chosen:
-        set_model(app, choice, quiet=True, log=choice != loaded.model_choice)
 
 
 def resume_other(app, arg: str):
@@ -171,26 +83,6 @@ def resume_other(app, arg: str):
         return None
     app.switch_to(loaded)
     return None
-
-
-# ---- !command and @path ------------------------------------------------------------------
-def run_own(app, command: str):
-    from loop.own_command import run_own_command
-    return run_own_command(app, command)
-
-
-def attachments_for(app, text: str) -> tuple[str, ...]:
-    if "@" not in text:
-        return ()
-    got = attach(text, app.workspace, budget_for(app.agent.compactor.limit), app.agent.tool_ctx.redact)
-    for line in got.refused:
-        app.emit(Notice(line, "warning"))
-    turn = app.continuity.turn + 1          # the number the message gets when the turn records it
-    for path in got.paths:
-        app.continuity.ledger.record({"k": "file", "path": path, "do": "attached by you", "turn": turn})
-    if got.paths:
-        app.emit(Notice(f"[attached {', '.join(got.paths)}]", "info"))
-    return tuple(got.blocks)
 
 
 # ---- /undo and /rewind -------------------------------------------------------------------

@@ -20,15 +20,17 @@ import os
 import sys
 from pathlib import Path
 
-SUBCOMMANDS = ("sessions", "inspect", "clean")
+SUBCOMMANDS = {        # name → one line of help (here, in `s08 --help` and in docs/sessions.md: a test compares them)
+    "sessions": "list this workspace's sessions",
+    "inspect": "one session's timeline: context per request, compactions, cost",
+    "clean": "show what s08's folders take; remove sessions older than KEEP_DAYS",
+}
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="look at and tidy s08's saved sessions")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, text in (("sessions", "list this workspace's sessions"),
-                       ("inspect", "one session's timeline: context per request, compactions, cost"),
-                       ("clean", "show what s08's folders take; remove sessions older than KEEP_DAYS")):
+    for name, text in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=text, description=text)
         p.add_argument("-w", "--workspace", type=Path, default=None, help="the workspace (default: here)")
         p.add_argument("--env-file", type=Path, default=None, help="read settings from this file")

@@ -1,6 +1,5 @@
-"""The habits people bring from other agents, in-process against the strict stand-in (or its
-in-process twin, the scripted model): --model and /model, /resume, !command, @path, /undo and
-/rewind — what is sent, what is logged, and what a resume and a compaction leave of it."""
+"""--model and /model, /resume, !command, @path, /undo and /rewind, in-process against the strict stand-in
+(or its in-process twin, the scripted model): what is sent, what is logged, and what a resume and a compaction leave of it."""
 
 from __future__ import annotations
 
@@ -343,7 +342,7 @@ def test_cut_before_keeps_the_tool_results_a_message_followed():
 
 
 @pytest.mark.scripted
-def test_each_habit_survives_a_compaction_and_a_resume(tmp_path, workspace, standin):
+def test_each_of_them_survives_a_compaction_and_a_resume(tmp_path, workspace, standin):
     (workspace / "spec.md").write_text("the spec says: be brief\n")
     app, events = make_app(workspace, base_env(tmp_path, standin))
     dispatch(app, "/model claude-haiku-4-5")

@@ -92,7 +92,7 @@ def brain(plan: list):
 @pytest.mark.scripted
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
-def test_any_sequence_of_habits_keeps_the_history_sendable_and_the_files_right(standin, ops):
+def test_any_sequence_of_these_keeps_the_history_sendable_and_the_files_right(standin, ops):
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp) / "ws"
         workspace.mkdir()

@@ -1,4 +1,4 @@
-"""The habits people bring, typed at the real REPL in a pseudo-terminal: !command, @path with Tab,
+"""What a person does besides asking, typed at the real REPL in a pseudo-terminal: !command, @path with Tab,
 /undo and /rewind (with their questions), /model and its list, /resume and its picker, --model, and
 checkpoints that survive --continue."""
 
