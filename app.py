@@ -30,6 +30,10 @@ from config import missing_key_message
 from session.costs import CostTracker, price_of, with_model_window
 from access.credentials import consent_file, endpoint_adaptations, remember_adaptation
 from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFinished, TurnStatus
+from hooks import Hooks
+from hooks.session import check_prompt
+from messages import add_user_text
+from prompts.skills import find_skills
 from messages import drop_interruption_marks
 from llm import make_provider
 from loop.agent_loop import Agent, TurnResult, run_turn
@@ -40,6 +44,8 @@ from session.index import IndexRecorder
 from storage import bind_session
 from tools.sandbox import Sandbox
 from version import program_name
+
+MAX_STOP_HOOK_TURNS = 3           # times in a row a Stop hook may send the model back to work
 
 
 class App:
@@ -73,6 +79,10 @@ class App:
         self.resumed = resume
         self.continuity = resume.continuity if resume else Continuity()
         self.agent = None                         # type: ignore[assignment]
+        self.hooks = Hooks(self.workspace, self.access.user_file, environ)    # read once: a change waits for a restart
+        self.hooks.emit = self.emit
+        self.hooks_started, self.end_reason = False, "other"
+        self.skills = find_skills(self.workspace, environ)
         self.load()
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
@@ -136,7 +146,10 @@ class App:
                           "it summarized"})
         return history
 
-    def close(self) -> None:
+    def close(self, reason: str = "") -> None:
+        if self.hooks_started:            # SessionEnd: clear, resume, prompt_input_exit, other
+            self.hooks.fire("SessionEnd", {"reason": reason or self.end_reason}, reason or self.end_reason)
+            self.hooks_started = False
         self.agent.compactor.collect()            # a summary ready by now is logged, for --continue
         self.agent.compactor.background.close()
         self.messages.log.close()
@@ -181,6 +194,8 @@ class App:
         # refused to write_file / edit_file: the settings and the endpoints the person agreed to
         self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
         self.agent.tool_ctx.sandbox = self.sandbox
+        self.agent.hooks = self.agent.compactor.hooks = self.hooks
+        self.agent.use_skills(self.skills)
         self._adapt_to_endpoint()
         self._add_instructions_warning()
 
@@ -223,7 +238,13 @@ class App:
     def set_asker(self, approver) -> None:
         """How approvals are asked (the REPL's prompt); None (the default) refuses what needs asking.
         (`self.ask` is the other question channel: settings consent and /login, see access/model_access.py.)"""
-        self.approver = self.agent.ask = approver
+        hooks = self.hooks
+
+        def notifying(request, _approver=approver):       # Notification: a question waits for the person
+            hooks.fire("Notification", {"message": f"s08 needs your permission to use {request.tool}",
+                                        "notification_type": "permission_prompt"}, "permission_prompt")
+            return _approver(request)
+        self.approver = self.agent.ask = notifying if approver is not None and hooks else approver
 
     def missing_key_message(self) -> str:
         return self.settings.endpoint_problem or missing_key_message(self.env_path.parent, self.environ)
@@ -281,18 +302,62 @@ class App:
         self._rebuild()
         return True
 
+    # ---- hooks ------------------------------------------------------------------------
+    def start_hooks(self, source: str = "") -> None:
+        """The project's hooks agreed to (or not: asked once), then SessionStart (startup, resume, clear)."""
+        self.hooks.settle(self.ask, self.emit)
+        log = self.messages.log
+        self.hooks.session_id = log.id if log is not None else ""
+        self.hooks.transcript = str(log.path) if log is not None else ""
+        self.hooks.permission_mode = self.approvals.mode if self.approvals else "default"
+        self.hooks_started = True
+        self.hooks.start(source or ("resume" if self.resumed else "startup"))
+
+    def _prompt_hooks(self, text: str | None) -> tuple[str, ...] | None:
+        """UserPromptSubmit (and context SessionStart left): text blocks to add after the message, or None
+        when a hook refused the prompt (said on screen; nothing is sent)."""
+        if not self.hooks_started:
+            self.start_hooks()
+        added = [f"[SessionStart hook context]\n{c}" for c in self.hooks.take_context()]
+        if text and text.strip():
+            self.hooks.permission_mode = self.approvals.mode
+            check = check_prompt(self.hooks, text)
+            if check.refused is not None:
+                self.emit(Notice(f"[your message was not sent: a UserPromptSubmit hook refused it: {check.refused}]",
+                                 "warning"))
+                return None
+            added += [f"[UserPromptSubmit hook context]\n{c}" for c in check.context]
+        return tuple(added)
+
+    def _stop_hooks(self, result: TurnResult) -> TurnResult:
+        """Stop: a hook that blocks it sends its reason to the model, which goes on (at most MAX_STOP_HOOK_TURNS)."""
+        for active in range(MAX_STOP_HOOK_TURNS + 1):
+            if not result.ok or result.interrupted:
+                return result
+            out = self.hooks.fire("Stop", {"stop_hook_active": active > 0})
+            if not out.blocked or out.stop is not None or active == MAX_STOP_HOOK_TURNS:
+                return result
+            add_user_text(self.messages, f"[Stop hook] {out.reason}")
+            result = run_turn(self.messages, None, self.agent)
+        return result
+
     # ---- the conversation --------------------------------------------------------------
     def turn(self, text: str | None) -> TurnResult:
         blocked = self._blocked()
         if blocked:
             return TurnResult(ok=False, error=blocked)
+        hooked = self._prompt_hooks(text) if self.hooks else ()
+        if hooked is None:
+            return TurnResult(ok=False, error="refused by a hook")
         self.ledger.begin_turn()
         self.checkpoints.prompt = self.continuity.turn + (1 if text and text.strip() else 0)
         attached = app_habits.attachments_for(self, text) if text else ()
         note = ""
         if text and text.strip():           # plan mode on, or just switched off: the model is told (plan_mode.py)
             note, self.plan_told = note_for(self.approvals.mode == "plan", self.plan_told)
-        result = run_turn(self.messages, text, self.agent, attached, note=note)
+        result = run_turn(self.messages, text, self.agent, tuple(attached) + hooked, note=note)
+        if self.hooks:
+            result = self._stop_hooks(result)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
@@ -314,7 +379,8 @@ class App:
         return price_of(model, own.model_price if mine else "")
 
     def clear(self) -> None:
-        self.close()
+        started = self.hooks_started
+        self.close("clear")
         learned = self.agent.compactor.window.learned   # the window belongs to the endpoint, not the conversation
         self.continuity = Continuity()          # a new session (the old one stays resumable), remembering nothing
         self.agent = None                       # type: ignore[assignment]
@@ -327,11 +393,13 @@ class App:
         self.last_tool = None
         self.emit(ClearScreen())
         self.emit(Notice("[new conversation: history cleared]", "info"))
+        if started:
+            self.start_hooks("clear")
 
     def switch_to(self, loaded: LoadedSession) -> None:
         """/resume: leave this session (it stays resumable) and go on with `loaded`, as a start with --resume
         would — its history, continuity, checkpoints, model choice and token totals."""
-        self.close()
+        self.close("resume")
         self.continuity = loaded.continuity
         self.agent = None                       # type: ignore[assignment]
         self.load()                             # a fresh agent and compactor for that conversation

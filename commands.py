@@ -18,8 +18,9 @@ from typing import Any, Callable
 
 import app_habits
 from compaction.tokens import breakdown
-from events import (CleanReport, ContextReport, CostReport, HelpReport, MemoryReport, Notice, Question, ShowToolResult,
-                    TimelineReport)
+from events import (CleanReport, ContextReport, CostReport, HelpReport, HooksReport, MemoryReport, Notice, Question,
+                    ShowToolResult, TimelineReport)
+from prompts.commands import CustomCommand, find_commands
 
 QUIT = "quit"
 UNKNOWN = "unknown command"
@@ -46,9 +47,27 @@ def command(name: str, help_text: str):
     return register
 
 
-def help_entries() -> list[tuple[str, str]]:
-    """(name, help text) of every command, in order: for /help and the REPL's completion."""
-    return [(c.name, c.help) for c in COMMANDS.values()]
+def custom_commands(app) -> dict[str, CustomCommand]:
+    """The custom commands (prompts/commands.py) as the folders hold them now; built-in names win."""
+    workspace = getattr(app, "workspace", None)
+    if workspace is None:
+        return {}
+    return {n: c for n, c in find_commands(workspace, getattr(app, "environ", None)).items() if n not in COMMANDS}
+
+
+def help_entries(app=None) -> list[tuple[str, str]]:
+    """(name, help text) of every command, in order, then the custom ones: for /help and the REPL's completion."""
+    return [(c.name, c.help) for c in COMMANDS.values()] + [(c.name, c.help()) for c in custom_commands(app).values()]
+
+
+def run_custom(app, found: CustomCommand, arg: str):
+    """A custom command: its prompt, sent as the person's message (the same approvals for what follows)."""
+    ignored = [f"{key}: {value}" for key, value in (("model", found.model), ("allowed-tools", found.allowed_tools))
+               if value]
+    if ignored:
+        app.emit(Notice(f"[{found.name}: not used: {'; '.join(ignored)[:120]} — a command is a prompt; approvals and "
+                        "the model stay as they are]", "info"))
+    return app.turn(found.expand(arg))
 
 
 def dispatch(app, text: str):
@@ -66,6 +85,9 @@ def dispatch(app, text: str):
         return app_habits.run_own(app, text[1:])     # the person's own command: no model call (a TurnResult)
     if word.startswith("/") and "/" not in word[1:]:
         found = COMMANDS.get(word)
+        custom = custom_commands(app).get(word) if found is None else None
+        if custom is not None:
+            return run_custom(app, custom, arg.strip())
         if found is None:
             app.emit(Notice(f"unknown command {word}; /help lists the commands (start with // to send "
                             "a message that begins with /)", "warning"))
@@ -77,7 +99,7 @@ def dispatch(app, text: str):
 # ---- the commands, in /help's order ---------------------------------------------------------------
 @command("/help", "show commands and keys")
 def _help(app, _arg: str) -> None:
-    app.emit(HelpReport(help_entries()))
+    app.emit(HelpReport(help_entries(app)))
 
 
 @command("/clear", "start a new, empty conversation")
@@ -111,6 +133,12 @@ def _context(app, _arg: str) -> None:
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
                            sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt,
                            agent.compactor.background.describe() if app.settings.background_compact == "on" else ""))
+
+
+@command("/hooks", "the hooks in use, from which settings file, and those waiting for your agreement")
+def _hooks(app, _arg: str) -> None:
+    hooks = app.hooks
+    app.emit(HooksReport(hooks.listing(), list(hooks.problems), hooks.changed_since_start()))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")

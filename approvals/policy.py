@@ -278,6 +278,13 @@ class Approvals:
         return Request(name, "command", command, prefixes=tuple(dict.fromkeys(offers)) if all(offers) else (),
                        why=f"asked because {why}: a yes runs it outside the sandbox")
 
+    def ask_anyway(self, name: str, args, change, ask, why: str) -> Refusal | None:
+        """A PreToolUse hook answered "ask": the person is asked about a command or file change even where
+        the policy would let it run (never the other way round); nobody to ask refuses it."""
+        command = str(args.get("command", "")) if isinstance(args, dict) and name == "bash" else ""
+        return self._ask(Request(name, "command" if name == "bash" else "edit", command, why=why), name, args,
+                         change, ask)
+
     def review(self, name: str, args, change, ask, where: str = "") -> Refusal | None:
         """None: run the call. A Refusal: return its text to the model as a tool error instead.
         `where`: a file tool's resolved path (tools.preview.target_path)."""

@@ -24,7 +24,7 @@ from messages import blocks
 from llm.usage import clean_usage
 from session.repair import STOPPED_RESULT, make_sendable
 
-CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept", "rewound")
+CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept", "rewound", "skill")
 CHECKPOINT_RECORDS = ("checkpoint", "checkpoint_after", "undone", "checkpoints")
 INDEX_RECORDS = ("compaction", "output")       # what happened and where it went (session_index.py): not replayed
 BACKGROUND_RECORDS = ("prepare", "prepared", "dropped", "applied")
