@@ -31,6 +31,7 @@ from .user_messages import Typed, UserMessages
 USER_MESSAGES_BUDGET, LEDGER_BUDGET = 20_000, 4_000     # tokens (defaults = config.py's)
 USER_SHARE, LEDGER_SHARE = 0.4, 0.1      # the budgets are at most these shares of CONTEXT_LIMIT
 SKILL_KEEP = 5_000                       # tokens of each loaded skill re-attached (default = config.py's)
+MAX_SKILL_CHARS, MAX_SKILLS_KEPT = 256 * 1024, 200     # what a session log may bring back (a SKILL.md's bounds)
 SKILL_LABEL = "[skill {name}, loaded earlier: its instructions, kept by s08 through compaction]\n"
 
 
@@ -125,7 +126,8 @@ class Continuity:
             self.ledger = WorkLedger.from_state(record["ledger"], self.ledger.on_record)
             skills = record.get("skills")
             if isinstance(skills, dict):
-                self.skills = {k: v for k, v in skills.items() if isinstance(k, str) and isinstance(v, str)}
+                self.skills = {k: v for k, v in list(skills.items())[:MAX_SKILLS_KEPT] if isinstance(k, str)
+                               and isinstance(v, str) and len(v) <= MAX_SKILL_CHARS}
 
     def snapshot(self) -> dict:
         """The whole state as one record (written with a full snapshot of the history); messages /rewind
