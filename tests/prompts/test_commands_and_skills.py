@@ -17,6 +17,9 @@ from prompts.files import MAX_FRONTMATTER, frontmatter
 from prompts.skills import PROMPT_BUDGET, find_skills
 from support.agents import base_env
 from support.helpers import make_app, user_texts
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from ui.repl import SlashCompleter
 
 
 def write(path: Path, text: str) -> Path:
@@ -69,7 +72,9 @@ def test_custom_commands_are_in_help_and_completion_and_never_shadow_s08_s_own(w
     dispatch(app, "/help")
     entries = dict(events[-1].entries)
     assert isinstance(events[-1], HelpReport) and entries["/review"] == "Review a file [file] (project)"
-    assert dict(help_entries(app)) == entries                 # what Tab completion offers
+    assert dict(help_entries(app)) == entries
+    offered = SlashCompleter(dict(help_entries(app))).get_completions(Document("/rev"), CompleteEvent())
+    assert [c.text for c in offered] == ["/review"]           # what Tab completion offers
     assert entries["/login"].startswith("check an API key")   # s08's own /login, not the repository's
     assert find_commands(workspace, env)["/deploy"].body == "my deploy"    # the person's own wins
     app.close()
