@@ -84,6 +84,7 @@ class App:
         self.hooks_started, self.end_reason = False, "other"
         self.skills = find_skills(self.workspace, environ)
         self.load()
+        self.warnings = self.warnings + self.hooks.problems      # a settings file's hooks that cannot be used
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
         self.plan_told = told_planning(self.messages)     # a resumed history may end in plan mode

@@ -154,17 +154,18 @@ class Hooks:
         return self.fire("PreToolUse", {**tool_fields(call["name"], call.get("input"), self.workspace),
                                         "tool_use_id": call["id"]}, call["name"])
 
-    def post_tool(self, call: dict, content: str, is_error: bool) -> str:
-        """PostToolUse after a call that ran: what its hooks say to the model, appended to the result ("" none)."""
+    def post_tool(self, call: dict, content: str, is_error: bool) -> tuple[str, str | None]:
+        """PostToolUse after a call that ran: (what its hooks say to the model, appended to the result ("" none),
+        the stopReason when one said "continue": false)."""
         if is_error:
-            return ""
+            return "", None
         name, args = call["name"], call.get("input")
         out = self.fire("PostToolUse", {**tool_fields(name, args, self.workspace), "tool_use_id": call["id"],
                                         "tool_response": tool_response(name, args, content, is_error,
                                                                        self.workspace)}, name)
         said = ([f"[PostToolUse hook] {out.reason}"] if out.blocked else []) + \
             [f"[PostToolUse hook context] {c}" for c in out.context]
-        return "\n\n" + "\n".join(said) if said else ""
+        return ("\n\n" + "\n".join(said) if said else ""), out.stop
 
     # ---- compaction and the session ----------------------------------------------------------
     def pre_compact(self, trigger: str, focus: str) -> tuple[str, str | None]:

@@ -27,6 +27,7 @@ DEFAULT_TIMEOUT, MAX_TIMEOUT = 60, 3600     # seconds
 MAX_HOOKS = 200                   # per file; the rest is said once and skipped
 MAX_COMMAND = 10_000              # characters of one command
 MAX_MATCHER = 500
+MAX_TARGET = 200                  # characters of a name a matcher is tried on
 
 
 @dataclass(frozen=True)
@@ -105,5 +106,7 @@ def matches(spec: HookSpec, target: str) -> bool:
     """Does the hook's matcher take `target` (a tool name, a SessionStart source, a compaction trigger)?"""
     if spec.matcher in ("", "*") or not target:
         return True
+    if len(target) > MAX_TARGET:          # a name the model made up: no regular expression runs on it
+        return False
     names = [target] + ([TOOL_NAMES[target]] if target in TOOL_NAMES else [])
     return any(re.fullmatch(spec.matcher, name) for name in names)

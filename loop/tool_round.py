@@ -52,10 +52,11 @@ def _approve(call: dict, agent, permission: str | None = None):
     change = planned_change(agent.tool_ctx, name, args)
     where = target_path(agent.tool_ctx, name, args)
     ask = agent.ask
-    if permission == "allow":
-        def ask(request, _ask=agent.ask):
-            return _ask(request) if request.sensitive and _ask is not None else \
-                Answer(False) if request.sensitive else Answer(True)
+    wanted = agent.approvals.needs_approval(name, args, where or getattr(change, "path", "") or "") \
+        if permission == "allow" else None
+    if permission == "allow" and (wanted is None or not wanted.sensitive):   # a file that configures
+        def ask(_request):                                                  # commands asks the person always
+            return Answer(True)
     asks = permission == "ask" and name in ("bash", "write_file", "edit_file")
     refusal, run_as = agent.approvals.decide(name, args, change, None if asks else ask, where)
     if asks and (refusal is None or refusal.result != PLAN_REFUSAL):
@@ -128,7 +129,9 @@ def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, c
             if not result.is_error and agent.checkpoints is not None:
                 agent.checkpoints.commit(kept)
             if agent.hooks:      # its hooks' words to the model (a formatter's, a check's) follow the output
-                result.content += agent.hooks.post_tool(call, result.content, result.is_error)
+                said, stop = agent.hooks.post_tool(call, result.content, result.is_error)
+                result.content += said
+                agent.hook_stop = stop if stop is not None else agent.hook_stop
             content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
             add(tool_result(call["id"], content, result.is_error), call, result.meta)
             running = None
