@@ -81,7 +81,7 @@ class Continuity:
         out = []
         for name, body in self.skills.items():
             kept = body.strip()
-            if self.skill_keep <= 0 or (seen and kept[:2000] in seen):
+            if self.skill_keep <= 0 or (seen and json.dumps(kept[:2000], ensure_ascii=False)[1:-1] in seen):
                 continue
             tokens = estimate_text(kept)
             if tokens > self.skill_keep:

@@ -3,7 +3,10 @@ re-attaches the body after the summary (up to SKILL_KEEP tokens), as it keeps th
 
 from __future__ import annotations
 
-from compaction import Continuity, SummaryJob, compact_history, snip_compact
+from hypothesis import given, settings, strategies as st
+
+from compaction import Compactor, Continuity, SummaryJob, compact_history, snip_compact
+from config import Settings
 from compaction.continuity import SKILL_LABEL
 from messages import add_user_text
 from session.log import LoggedHistory, SessionLog, load_session
@@ -61,3 +64,34 @@ def test_loaded_skills_come_back_with_a_resumed_session(workspace):
     log.close()
     loaded = load_session(log.path)
     assert loaded.continuity.skills == {"house": BODY}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_a_loaded_skill_is_in_the_history_after_any_cut(tmp_path_factory, data):
+    """Whatever runs after a skill is loaded — summaries that mention nothing, reactive ones, snips, the
+    fallback — the skill's body is in the history the model is sent next (it fits SKILL_KEEP)."""
+    workspace = tmp_path_factory.mktemp("skills")
+    settings_ = Settings(context_limit=4_000, context_window=16_000, snip_max_messages=16, snip_target_messages=8)
+    keep = Continuity(workspace=workspace)
+    compactor = Compactor(settings_, workspace, lambda request: LOSSY, continuity=keep)
+    messages: list[dict] = []
+    loaded_at = data.draw(st.integers(0, 5))
+    for step in range(data.draw(st.integers(6, 14))):
+        grow(keep, messages, data.draw(st.integers(1, 4)), 100 * step)
+        if step == loaded_at:
+            keep.skill_loaded("house", BODY)
+        kind = data.draw(st.sampled_from(["compact", "reactive", "snip", "fallback", "none"]))
+        before = messages
+        if kind == "compact":
+            messages = compactor.compact(messages)
+        elif kind == "reactive":
+            messages = compactor.reactive(messages, 20_000, 16_000)
+        elif kind == "snip":
+            messages = snip_compact(messages, 16, 8, workspace=workspace, continuity=keep)
+        elif kind == "fallback":
+            messages = compactor._fallback(messages)
+        if step >= loaded_at and messages is not before and kind != "none":
+            copies = [t for t in user_texts(messages) if t.startswith(SKILL_LABEL.format(name="house"))]
+            assert any(BODY in text for text in user_texts(messages)), kind
+            assert len(copies) <= 1, kind                  # kept once, not once more per cut
