@@ -423,3 +423,43 @@ def test_a_settings_file_s_problems_are_said_at_start(tmp_path, workspace, stand
     said = "\n".join(app.warnings)
     assert "not a valid regular expression" in said and "'OnTyping'" in said and "not valid JSON" in said
     app.close()
+
+
+def test_every_event_s_failing_hook_costs_one_line_and_nothing_else(tmp_path, workspace, standin):
+    """A hook of each of the nine events exits 3: one line each time it runs, and the session does
+    everything it would have done without it."""
+    env = base_env(tmp_path, standin, approval_mode="default")
+    failing = "cat >/dev/null; echo 'broken hook' >&2; exit 3"
+    user_hooks(env, {event: [{"hooks": [{"type": "command", "command": failing}]}] for event in
+                     ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "PostCompact",
+                      "Notification", "Stop", "SessionEnd")})
+    from approvals.policy import Answer
+    app, events = make_app(workspace, env)
+    app.set_asker(lambda request: Answer(True))
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "touch made.txt"}}]}, {"text": "done"})
+    assert app.turn("go").text == "done" and (workspace / "made.txt").exists()
+    _history(app, standin, 3)
+    standin.queue({"text": "SUMMARY: fine."})
+    app.compact()
+    app.close()
+    said = [line for line in lines(events) if "exit code 3: broken hook" in line]
+    fired = {line.split(" hook ")[0].strip("[") for line in said}
+    assert fired == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "PostCompact",
+                     "Notification", "Stop", "SessionEnd"}
+    assert app.messages[0]["content"][1]["text"].endswith("SUMMARY: fine.")
+
+
+def test_session_start_after_a_compaction_says_compact_and_its_context_reaches_the_model(tmp_path, workspace,
+                                                                                           standin, env):
+    log = tmp_path / "start.log"
+    rec = recorder(tmp_path, log)
+    start = script(tmp_path, "start.sh", f"#!/bin/bash\n{PY} {shlex.quote(rec)}\necho 'remember: tabs'\n")
+    user_hooks(env, one("SessionStart", start, "compact"))
+    app, _ = make_app(workspace, env)
+    _history(app, standin, 4)
+    standin.queue({"text": "SUMMARY: done."}, {"text": "next"})
+    app.compact()
+    app.turn("go on")
+    assert [r["source"] for r in records(log)] == ["compact"]          # the matcher took only "compact"
+    assert "remember: tabs" in "\n".join(user_texts(standin.requests[-1]["messages"]))
+    app.close()
