@@ -52,7 +52,7 @@ def _clip(text: str) -> str:
 
 
 def label(spec: HookSpec) -> str:
-    return f"{spec.names()} hook `{shown(spec.command.splitlines()[0] if spec.command.strip() else '', 60)}`"
+    return f"{shown(spec.names(), 80)} hook `{shown(spec.command.strip().splitlines()[0] if spec.command.strip() else '', 60)}`"
 
 
 def read_run(spec: HookSpec, run: HookRun, event: str) -> tuple[Outcome, str]:

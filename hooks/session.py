@@ -4,7 +4,8 @@
       .settle(ask, emit)        a project's hooks not agreed to yet: one question listing every command
                                 (yes is remembered for this folder and this exact content; a change asks
                                 again); with nobody to ask (-p, piped input) they are ignored, said in one line
-      .fire(event, payload, target, emit) -> Outcome     every matching active hook, in order
+      .fire(event, payload, target) -> Outcome     every matching active hook, in order (lines to .emit)
+      .pre_tool / .post_tool / .pre_compact / .post_compact / .start     the events with their payloads
       .listing()                what /hooks shows: active, waiting for agreement, and problems
 
 The files are read when the session starts: a settings file changed afterwards (the model can write
@@ -73,7 +74,7 @@ class Hooks:
                  f"hook{'s' * (len(self.project) > 1)}: commands s08 would run on your behalf, outside the "
                  "sandbox, when these events happen:"]
         for spec in self.project:
-            lines.append(f"  {spec.names()} (timeout {spec.timeout:g} s):")
+            lines.append(f"  {shown(spec.names(), 200)} (timeout {spec.timeout:g} s):")
             lines += [f"      {shown(line, SHOWN_COMMAND)}" for line in spec.command.splitlines() or [""]]
         lines.append("Anyone who could write this folder (a cloned repository, a model in an earlier session) could "
                      "have written them. Run them? Yes is remembered for this folder and exactly these hooks (a "
