@@ -23,6 +23,7 @@ from typing import Any
 from access.model_access import Access
 from access.login import login as log_in, logout as log_out
 import app_habits
+import app_hooks
 from approvals.policy import Approvals, parse_allow_list
 from commands import UNUSABLE
 from compaction import Continuity
@@ -31,8 +32,6 @@ from session.costs import CostTracker, price_of, with_model_window
 from access.credentials import consent_file, endpoint_adaptations, remember_adaptation
 from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFinished, TurnStatus
 from hooks import Hooks
-from hooks.session import check_prompt
-from messages import add_user_text
 from prompts.skills import find_skills
 from messages import drop_interruption_marks
 from llm import make_provider
@@ -45,12 +44,11 @@ from storage import bind_session
 from tools.sandbox import Sandbox
 from version import program_name
 
-MAX_STOP_HOOK_TURNS = 3           # times in a row a Stop hook may send the model back to work
-
 
 class App:
     """One session: the settings, the agent, the conversation; the slash commands are in commands.py
-    (the model choice, /resume, !command, @path, /undo and /rewind: app_habits.py)."""
+    (the model choice, /resume, !command, @path, /undo and /rewind: app_habits.py; the hooks' session
+    events: app_hooks.py)."""
 
     agent: Agent                  # set by load() before anything uses it
     approvals: Approvals
@@ -148,9 +146,7 @@ class App:
         return history
 
     def close(self, reason: str = "") -> None:
-        if self.hooks_started:            # SessionEnd: clear, resume, prompt_input_exit, other
-            self.hooks.fire("SessionEnd", {"reason": reason or self.end_reason}, reason or self.end_reason)
-            self.hooks_started = False
+        app_hooks.end(self, reason)
         self.agent.compactor.collect()            # a summary ready by now is logged, for --continue
         self.agent.compactor.background.close()
         self.messages.log.close()
@@ -239,13 +235,7 @@ class App:
     def set_asker(self, approver) -> None:
         """How approvals are asked (the REPL's prompt); None (the default) refuses what needs asking.
         (`self.ask` is the other question channel: settings consent and /login, see access/model_access.py.)"""
-        hooks = self.hooks
-
-        def notifying(request, _approver=approver):       # Notification: a question waits for the person
-            hooks.fire("Notification", {"message": f"s08 needs your permission to use {request.tool}",
-                                        "notification_type": "permission_prompt"}, "permission_prompt")
-            return _approver(request)
-        self.approver = self.agent.ask = notifying if approver is not None and hooks else approver
+        self.approver = self.agent.ask = app_hooks.notifying(self.hooks, approver)
 
     def missing_key_message(self) -> str:
         return self.settings.endpoint_problem or missing_key_message(self.env_path.parent, self.environ)
@@ -303,51 +293,16 @@ class App:
         self._rebuild()
         return True
 
-    # ---- hooks ------------------------------------------------------------------------
     def start_hooks(self, source: str = "") -> None:
-        """The project's hooks agreed to (or not: asked once), then SessionStart (startup, resume, clear)."""
-        self.hooks.settle(self.ask, self.emit)
-        log = self.messages.log
-        self.hooks.session_id = log.id if log is not None else ""
-        self.hooks.transcript = str(log.path) if log is not None else ""
-        self.hooks.permission_mode = self.approvals.mode if self.approvals else "default"
-        self.hooks_started = True
-        self.hooks.start(source or ("resume" if self.resumed else "startup"))
-
-    def _prompt_hooks(self, text: str | None) -> tuple[str, ...] | None:
-        """UserPromptSubmit (and context SessionStart left): text blocks to add after the message, or None
-        when a hook refused the prompt (said on screen; nothing is sent)."""
-        if not self.hooks_started:
-            self.start_hooks()
-        added = [f"[SessionStart hook context]\n{c}" for c in self.hooks.take_context()]
-        if text and text.strip():
-            self.hooks.permission_mode = self.approvals.mode
-            check = check_prompt(self.hooks, text)
-            if check.refused is not None:
-                self.emit(Notice(f"[your message was not sent: a UserPromptSubmit hook refused it: {check.refused}]",
-                                 "warning"))
-                return None
-            added += [f"[UserPromptSubmit hook context]\n{c}" for c in check.context]
-        return tuple(added)
-
-    def _stop_hooks(self, result: TurnResult) -> TurnResult:
-        """Stop: a hook that blocks it sends its reason to the model, which goes on (at most MAX_STOP_HOOK_TURNS)."""
-        for active in range(MAX_STOP_HOOK_TURNS + 1):
-            if not result.ok or result.interrupted:
-                return result
-            out = self.hooks.fire("Stop", {"stop_hook_active": active > 0})
-            if not out.blocked or out.stop is not None or active == MAX_STOP_HOOK_TURNS:
-                return result
-            add_user_text(self.messages, f"[Stop hook] {out.reason}")
-            result = run_turn(self.messages, None, self.agent)
-        return result
+        """The project's hooks asked about (once), then SessionStart (app_hooks.py)."""
+        app_hooks.start(self, source)
 
     # ---- the conversation --------------------------------------------------------------
     def turn(self, text: str | None) -> TurnResult:
         blocked = self._blocked()
         if blocked:
             return TurnResult(ok=False, error=blocked)
-        hooked = self._prompt_hooks(text) if self.hooks else ()
+        hooked = app_hooks.before_prompt(self, text) if self.hooks else ()
         if hooked is None:
             return TurnResult(ok=False, error="refused by a hook")
         self.ledger.begin_turn()
@@ -358,7 +313,7 @@ class App:
             note, self.plan_told = note_for(self.approvals.mode == "plan", self.plan_told)
         result = run_turn(self.messages, text, self.agent, tuple(attached) + hooked, note=note)
         if self.hooks:
-            result = self._stop_hooks(result)
+            result = app_hooks.after_turn(self, result)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
