@@ -126,7 +126,8 @@ def _plan(app, arg: str) -> None:
 def _context(app, _arg: str) -> None:
     agent = app.agent
     agent.refresh_instructions()
-    parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
+    parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section(),
+                      agent.skills.prompt_section() if agent.skills else "")
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
     sandbox = getattr(app, "sandbox", None)

@@ -9,7 +9,7 @@ from session.costs import READ_FACTOR, WRITE_1H_FACTOR, WRITE_FACTOR
 from events import HooksReport, ContextReport, CostReport, HelpReport, MemoryReport, TurnStatus
 from .sanitize import safe, safe_line
 
-PART_STYLES = {"system": "blue", "instructions": "magenta", "tools": "cyan", "messages": "green",
+PART_STYLES = {"system": "blue", "instructions": "magenta", "skills": "bright_magenta", "tools": "cyan", "messages": "green",
                "tool results": "yellow"}
 BAR_WIDTH = 60
 
@@ -43,7 +43,7 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
     """A bar of the prompt by part against the window, with | at CONTEXT_LIMIT, and a legend. System
     and tools are estimates; the conversation's parts are scaled so the whole is the measured total."""
     width = max(10, min(BAR_WIDTH, width))
-    parts = {name: tokens for name, tokens in event.parts.items() if tokens or name != "instructions"}
+    parts = {name: tokens for name, tokens in event.parts.items() if tokens or name not in ("instructions", "skills")}
     fixed = sum(tokens for name, tokens in parts.items() if name not in ("messages", "tool results"))
     talk = parts["messages"] + parts["tool results"]
     scale = max(0, event.total - fixed) / talk if talk else 0

@@ -11,7 +11,7 @@ import pytest
 
 from commands import dispatch, help_entries
 from config import user_settings_file
-from events import HelpReport, Notice
+from events import ContextReport, HelpReport, Notice
 from prompts.commands import find_commands
 from prompts.files import MAX_FRONTMATTER, frontmatter
 from prompts.skills import PROMPT_BUDGET, find_skills
@@ -106,7 +106,7 @@ def test_skills_from_all_three_folders_are_listed_and_loaded_by_the_skill_tool(w
     skill(workspace / ".claude" / "skills", "style", "House style for Python", "Tabs are forbidden.")
     standin.queue({"tool_calls": [{"name": "skill", "input": {"name": "pdf"}}]},
                   {"tool_calls": [{"name": "skill", "input": {"name": "pdf", "file": "forms.md"}}]}, {"text": "done"})
-    app, _ = make_app(workspace, env)
+    app, events = make_app(workspace, env)
     app.turn("fill the form")
     system = json.dumps(standin.requests[0]["system"])
     assert "- pdf: Fill PDF forms" in system and "- release: Cut a release" in system and "- style: House style" in system
@@ -116,6 +116,8 @@ def test_skills_from_all_three_folders_are_listed_and_loaded_by_the_skill_tool(w
                for b in m["content"] if b.get("type") == "tool_result"]
     assert "Use pdftk. See forms.md." in results[0] and "- forms.md" in results[0] and results[1] == "FORMS GUIDE"
     assert app.continuity.skills == {"pdf": "Use pdftk. See forms.md."}
+    dispatch(app, "/context")
+    assert isinstance(events[-1], ContextReport) and events[-1].parts["skills"] > 0     # its share, shown
     app.close()
 
 
