@@ -57,7 +57,9 @@ FILE_TOOLS = {"write_file", "edit_file"}
 WRAPPED_IN_PREFIX = set(WRAPPERS) | NOT_SEEN_THROUGH
 CONFIG_FOLDERS = {".git": "git runs the programs its config and hooks name",
                   ".hg": "Mercurial runs the hooks its hgrc names",
-                  ".vscode": "the editor runs the tasks and programs its settings name"}
+                  ".vscode": "the editor runs the tasks and programs its settings name",
+                  ".s08": "s08 runs the hooks its settings name, and reads its commands and skills",
+                  ".claude": "Claude Code runs the hooks its settings name; s08 reads its commands and skills"}
 CONFIG_FILES = {".gitattributes": "it picks the filters and diff programs git runs",
                 ".gitconfig": "git runs the programs it names",
                 ".hgrc": "Mercurial runs the hooks it names",

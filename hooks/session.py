@@ -11,6 +11,10 @@
 The files are read when the session starts: a settings file changed afterwards (the model can write
 .s08/settings.json) changes nothing until the next session, where a changed project file asks again.
 A project's hook cannot relax approvals: its `permissionDecision: allow` is ignored (deny and ask count).
+The agreement covers the scripts in the workspace a project's hook command names too (`bash
+.s08/hooks/fmt.sh`, `$CLAUDE_PROJECT_DIR/scripts/x.py`): a hook whose script changed since is not run
+(said in one line), and the next session asks again — a model that can write files cannot change what
+runs outside the sandbox.
 """
 
 from __future__ import annotations
@@ -24,10 +28,10 @@ from access import settings_json
 from access.credentials import agreed_values, remember_values
 from access.pins import YES, shown
 from events import Emit, Notice, Question
-from .outcome import Outcome, read_run
+from .outcome import Outcome, label, read_run
 from .payloads import tool_fields, tool_response
 from .process import hook_env, run_hook
-from .settings import HookSpec, digest, matches, parse
+from .settings import HookSpec, digest, matches, parse, scripts_of
 
 CONSENT_NAME = "hooks"            # the value name in the consent record (credentials.remember_values)
 SHOWN_COMMAND = 1_000
@@ -44,7 +48,8 @@ class Hooks:
         self.project_path = settings_json.project_file(workspace)
         self.user = self._read(self.user_path, "user")[0]
         self.project, self.project_value = self._read(self.project_path, "project")
-        self.project_digest = digest(self.project_value) if self.project else ""
+        self.scripts = {s.command: scripts_of(s.command, workspace) for s in self.project}   # as agreed to
+        self.project_digest = digest({"hooks": self.project_value, "scripts": self.scripts}) if self.project else ""
         self.agreed = bool(self.project) and consent_path is not None and \
             agreed_values(consent_path, workspace).get(CONSENT_NAME) == self.project_digest
         self.settled = not self.project or self.agreed
@@ -118,6 +123,11 @@ class Hooks:
             if spec.command in seen:
                 continue
             seen.add(spec.command)
+            if spec.source == "project" and scripts_of(spec.command, self.workspace) != self.scripts[spec.command]:
+                if emit is not None:
+                    emit(Notice(f"[{label(spec)}: not run: a script it runs in this folder changed since you "
+                                "agreed to it; start s08 again to be asked]", "warning"))
+                continue
             run = run_hook(spec.command, data, self.workspace, spec.timeout, self.env)
             outcome, line = read_run(spec, run, event)
             if spec.source == "project" and outcome.permission == "allow":

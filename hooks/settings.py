@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shlex
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact", "PostCompact",
           "Notification", "Stop", "SessionEnd")
@@ -28,6 +32,8 @@ MAX_HOOKS = 200                   # per file; the rest is said once and skipped
 MAX_COMMAND = 10_000              # characters of one command
 MAX_MATCHER = 500
 MAX_TARGET = 200                  # characters of a name a matcher is tried on
+MAX_SCRIPT = 4 * 1024 * 1024      # bytes of a named script that its digest covers
+PROJECT_DIR = re.compile(r"\$\{?(CLAUDE_PROJECT_DIR|S08_PROJECT_DIR)\}?")
 
 
 @dataclass(frozen=True)
@@ -110,3 +116,24 @@ def matches(spec: HookSpec, target: str) -> bool:
         return False
     names = [target] + ([TOOL_NAMES[target]] if target in TOOL_NAMES else [])
     return any(re.fullmatch(spec.matcher, name) for name in names)
+
+
+def scripts_of(command: str, workspace: Path) -> dict[str, str]:
+    """path → digest of each file inside the workspace that `command` names (as a word, relative to the
+    workspace or through $CLAUDE_PROJECT_DIR), links followed: what agreeing to the command agrees to."""
+    try:
+        words = shlex.split(PROJECT_DIR.sub(lambda _m: str(workspace), command), comments=True)
+    except ValueError:
+        words = command.split()
+    root, found = workspace.resolve(), {}
+    for word in words[:200]:
+        if "/" not in word and "." not in word:
+            continue
+        try:
+            path = (workspace / word).resolve()
+            if path != root and root in path.parents and stat.S_ISREG(os.stat(path).st_mode):
+                with open(path, "rb") as f:
+                    found[str(path.relative_to(root))] = hashlib.sha256(f.read(MAX_SCRIPT)).hexdigest()
+        except (OSError, ValueError):
+            continue
+    return found

@@ -463,3 +463,40 @@ def test_session_start_after_a_compaction_says_compact_and_its_context_reaches_t
     assert [r["source"] for r in records(log)] == ["compact"]          # the matcher took only "compact"
     assert "remember: tabs" in "\n".join(user_texts(standin.requests[-1]["messages"]))
     app.close()
+
+
+def test_a_project_hook_s_script_changed_after_the_yes_is_not_run(tmp_path, workspace, standin, env):
+    """The model can write files in the workspace; a script a project's hook runs (outside the sandbox)
+    is part of what the person agreed to: changed, it does not run, and the next session asks again."""
+    log = tmp_path / "ran.log"
+    hook_script = workspace / ".s08" / "hooks" / "fmt.sh"
+    hook_script.parent.mkdir(parents=True)
+    hook_script.write_text(f"#!/bin/bash\ncat >/dev/null\necho formatter >> {log}\n")
+    settings(workspace / ".s08" / "settings.json", one("UserPromptSubmit", "bash $CLAUDE_PROJECT_DIR/.s08/hooks/fmt.sh"))
+    questions = []
+    app, events = make_app(workspace, env, ask=lambda q: questions.append(q.text) or "y")
+    standin.queue({"text": "a"}, {"text": "b"}, {"text": "c"})
+    app.turn("first")
+    assert log.read_text() == "formatter\n"
+    hook_script.write_text(f"#!/bin/bash\necho pwned >> {log}\n")          # what a write_file could do
+    app.turn("second")
+    assert log.read_text() == "formatter\n"
+    assert any("a script it runs in this folder changed" in line for line in lines(events))
+    app.close()
+    app, _ = make_app(workspace, env, ask=lambda q: questions.append(q.text) or "n")
+    app.turn("third")
+    assert len(questions) == 2 and log.read_text() == "formatter\n"
+    app.close()
+
+
+def test_the_model_s_writes_to_s08_and_claude_ask_even_in_auto_edit(tmp_path, workspace, standin):
+    env = base_env(tmp_path, standin, approval_mode="auto_edit")
+    standin.queue({"tool_calls": [{"name": "write_file", "input": {"path": ".s08/settings.json", "content": "{}"}},
+                                  {"name": "write_file", "input": {"path": ".claude/commands/x.md", "content": "x"}},
+                                  {"name": "write_file", "input": {"path": "src/ok.py", "content": "ok"}}]},
+                  {"text": "ok"})
+    app, _ = make_app(workspace, env)
+    app.turn("go")                                       # nobody to ask: the first two are refused
+    assert not (workspace / ".s08").exists() and not (workspace / ".claude").exists()
+    assert (workspace / "src" / "ok.py").read_text() == "ok"
+    app.close()
