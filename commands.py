@@ -6,7 +6,8 @@ line of help and a handler `fn(app, arg)`.
 
     dispatch(app, text)   one line of input: QUIT, a command (None, UNKNOWN or UNUSABLE), or a turn
                           (its TurnResult). "//etc" sends "/etc" to the model; "!cmd" runs the
-                          person's own shell command (loop/own_command.py).
+                          person's own shell command (loop/own_command.py); a /name that is not
+                          s08's own may be a custom command (prompts/commands.py): its prompt is a turn.
 
 Commands say everything through events (app.emit); the UI decides how it looks.
 """
