@@ -86,7 +86,9 @@ class _Pipes:
             try:
                 sent = os.write(self.stdin, self.data[:READ_CHUNK])
                 self.data = self.data[sent:]
-            except (BrokenPipeError, OSError):
+            except BlockingIOError:
+                pass                     # full after all: the next round writes on
+            except OSError:
                 self.data = b""          # the hook does not read its input: fine
             if not self.data:
                 self._close_stdin()

@@ -500,3 +500,12 @@ def test_the_model_s_writes_to_s08_and_claude_ask_even_in_auto_edit(tmp_path, wo
     assert not (workspace / ".s08").exists() and not (workspace / ".claude").exists()
     assert (workspace / "src" / "ok.py").read_text() == "ok"
     app.close()
+
+
+def test_a_big_event_reaches_a_hook_whole_and_one_that_reads_nothing_is_fine(tmp_path, workspace):
+    payload = json.dumps({"tool_response": {"output": "x" * 3_000_000}}).encode()
+    read = run_hook(f"{PY} -c 'import sys, json; print(len(json.load(sys.stdin)[\"tool_response\"][\"output\"]))'",
+                    payload, workspace, 60, dict(os.environ))
+    assert read.code == 0 and read.stdout.strip() == "3000000"
+    ignored = run_hook("exit 0", payload, workspace, 60, dict(os.environ))
+    assert ignored.code == 0 and not ignored.problem
