@@ -35,6 +35,7 @@ from .settings import HookSpec, digest, matches, parse, scripts_of
 
 CONSENT_NAME = "hooks"            # the value name in the consent record (credentials.remember_values)
 SHOWN_COMMAND = 1_000
+CANNOT_BLOCK = ("SessionStart", "SessionEnd", "Notification", "PostCompact")
 
 
 class Hooks:
@@ -132,6 +133,8 @@ class Hooks:
             outcome, line = read_run(spec, run, event)
             if spec.source == "project" and outcome.permission == "allow":
                 outcome.permission = None           # a repository's hook cannot skip a question
+            if outcome.blocked and event in CANNOT_BLOCK:        # nothing to block: its stderr is for the person
+                line = line or f"[{label(spec)}: exit code 2: {shown(outcome.reason, 200)}]"
             if line and emit is not None:
                 emit(Notice(line, "warning"))
             for message in outcome.messages:

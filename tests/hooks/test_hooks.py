@@ -509,3 +509,12 @@ def test_a_big_event_reaches_a_hook_whole_and_one_that_reads_nothing_is_fine(tmp
     assert read.code == 0 and read.stdout.strip() == "3000000"
     ignored = run_hook("exit 0", payload, workspace, 60, dict(os.environ))
     assert ignored.code == 0 and not ignored.problem
+
+
+def test_exit_2_where_nothing_can_be_blocked_shows_its_stderr(tmp_path, workspace, env):
+    user_hooks(env, one("SessionStart", "cat >/dev/null; echo 'cannot reach the license server' >&2; exit 2"))
+    hooks = Hooks(workspace, None, env)
+    seen = []
+    hooks.emit = seen.append
+    hooks.start("startup")
+    assert len(seen) == 1 and seen[0].text.endswith("exit code 2: cannot reach the license server]")
