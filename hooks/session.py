@@ -56,7 +56,6 @@ class Hooks:
         self.settled = not self.project or self.agreed
         self.session_id, self.transcript = "", ""
         self.permission_mode = "default"
-        self.said: set[str] = set()
 
     def _read(self, path: Path, source: str) -> tuple[list[HookSpec], object]:
         loaded = settings_json.read(path)
