@@ -29,8 +29,11 @@ from config import missing_key_message
 from session.costs import CostTracker, price_of, with_model_window
 from access.credentials import consent_file, endpoint_adaptations, remember_adaptation
 from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFinished, TurnStatus
+from hooks import Hooks
+from prompts.skills import find_skills
 from messages import drop_interruption_marks
 from llm import make_provider
+from loop import hook_events
 from loop.agent_loop import Agent, TurnResult, run_turn
 from loop.mentions import attach, budget_for
 from loop.model_choice import model_records, set_model
@@ -46,7 +49,8 @@ from version import program_name
 
 class App:
     """One session: the settings, the agent, the conversation; the slash commands are in commands.py
-    (the model choice: loop/model_choice.py; /resume, /undo and /rewind: session/undo.py)."""
+    (the model choice: loop/model_choice.py; /resume, /undo and /rewind: session/undo.py; the hooks'
+    session events: loop/hook_events.py)."""
 
     agent: Agent                  # set by load() before anything uses it
     approvals: Approvals
@@ -75,7 +79,12 @@ class App:
         self.resumed = resume
         self.continuity = resume.continuity if resume else Continuity()
         self.agent = None                         # type: ignore[assignment]
+        self.hooks = Hooks(self.workspace, self.access.user_file, environ)    # read once: a change waits for a restart
+        self.hooks.emit = self.emit
+        self.hooks_started, self.end_reason = False, "other"
+        self.skills = find_skills(self.workspace, environ)
         self.load()
+        self.warnings = self.warnings + self.hooks.problems      # a settings file's hooks that cannot be used
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
         self._use_history(self._resume(resume) if resume else self._new_history())
         self.plan_told = told_planning(self.messages)     # a resumed history may end in plan mode
@@ -159,7 +168,8 @@ class App:
             self.emit(Notice(f"[attached {', '.join(got.paths)}]", "info"))
         return tuple(got.blocks)
 
-    def close(self) -> None:
+    def close(self, reason: str = "") -> None:
+        hook_events.end(self, reason)
         self.agent.compactor.collect()            # a summary ready by now is logged, for --continue
         self.agent.compactor.background.close()
         self.messages.log.close()
@@ -204,6 +214,8 @@ class App:
         # refused to write_file / edit_file: the settings and the endpoints the person agreed to
         self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
         self.agent.tool_ctx.sandbox = self.sandbox
+        self.agent.hooks = self.agent.compactor.hooks = self.hooks
+        self.agent.use_skills(self.skills)
         self._adapt_to_endpoint()
         self._add_instructions_warning()
 
@@ -246,7 +258,7 @@ class App:
     def set_asker(self, approver) -> None:
         """How approvals are asked (the REPL's prompt); None (the default) refuses what needs asking.
         (`self.ask` is the other question channel: settings consent and /login, see access/model_access.py.)"""
-        self.approver = self.agent.ask = approver
+        self.approver = self.agent.ask = hook_events.notifying(self.hooks, approver)
 
     def missing_key_message(self) -> str:
         return self.settings.endpoint_problem or missing_key_message(self.env_path.parent, self.environ)
@@ -304,18 +316,27 @@ class App:
         self._rebuild()
         return True
 
+    def start_hooks(self, source: str = "") -> None:
+        """The project's hooks asked about (once), then SessionStart (hook_events.py)."""
+        hook_events.start(self, source)
+
     # ---- the conversation --------------------------------------------------------------
     def turn(self, text: str | None) -> TurnResult:
         blocked = self._blocked()
         if blocked:
             return TurnResult(ok=False, error=blocked)
+        hooked = hook_events.before_prompt(self, text) if self.hooks else ()
+        if hooked is None:
+            return TurnResult(ok=False, error="refused by a hook")
         self.ledger.begin_turn()
         self.checkpoints.prompt = self.continuity.turn + (1 if text and text.strip() else 0)
         attached = self._attachments(text) if text else ()
         note = ""
         if text and text.strip():           # plan mode on, or just switched off: the model is told (plan_mode.py)
             note, self.plan_told = note_for(self.approvals.mode == "plan", self.plan_told)
-        result = run_turn(self.messages, text, self.agent, attached, note=note)
+        result = run_turn(self.messages, text, self.agent, tuple(attached) + hooked, note=note)
+        if self.hooks:
+            result = hook_events.after_turn(self, result)
         if self.ledger.turn.calls:
             self.emit(TurnStatus(self.agent.compactor.measure(self.messages), self.agent.compactor.limit,
                                  self.ledger.turn.hit_rate, self.ledger.session.cost,
@@ -337,7 +358,8 @@ class App:
         return price_of(model, own.model_price if mine else "")
 
     def clear(self) -> None:
-        self.close()
+        started = self.hooks_started
+        self.close("clear")
         learned = self.agent.compactor.window.learned   # the window belongs to the endpoint, not the conversation
         self.continuity = Continuity()          # a new session (the old one stays resumable), remembering nothing
         self.agent = None                       # type: ignore[assignment]
@@ -350,11 +372,13 @@ class App:
         self.last_tool = None
         self.emit(ClearScreen())
         self.emit(Notice("[new conversation: history cleared]", "info"))
+        if started:
+            self.start_hooks("clear")
 
     def switch_to(self, loaded: LoadedSession) -> None:
         """/resume: leave this session (it stays resumable) and go on with `loaded`, as a start with --resume
         would — its history, continuity, checkpoints, model choice and token totals."""
-        self.close()
+        self.close("resume")
         self.continuity = loaded.continuity
         self.agent = None                       # type: ignore[assignment]
         self.load()                             # a fresh agent and compactor for that conversation

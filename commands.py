@@ -6,7 +6,8 @@ line of help and a handler `fn(app, arg)`.
 
     dispatch(app, text)   one line of input: QUIT, a command (None, UNKNOWN or UNUSABLE), or a turn
                           (its TurnResult). "//etc" sends "/etc" to the model; "!cmd" runs the
-                          person's own shell command (loop/own_command.py).
+                          person's own shell command (loop/own_command.py); a /name that is not
+                          s08's own may be a custom command (prompts/commands.py): its prompt is a turn.
 
 Commands say everything through events (app.emit); the UI decides how it looks.
 """
@@ -19,8 +20,9 @@ from typing import Any, Callable
 from loop.model_choice import pick_model
 from session.undo import resume_other, rewind, undo
 from compaction.tokens import breakdown
-from events import (CleanReport, ContextReport, CostReport, HelpReport, MemoryReport, Notice, Question, ShowToolResult,
-                    TimelineReport)
+from events import (CleanReport, ContextReport, CostReport, HelpReport, HooksReport, MemoryReport, Notice, Question,
+                    ShowToolResult, TimelineReport)
+from prompts.commands import CustomCommand, find_commands
 
 QUIT = "quit"
 UNKNOWN = "unknown command"
@@ -47,9 +49,27 @@ def command(name: str, help_text: str):
     return register
 
 
-def help_entries() -> list[tuple[str, str]]:
-    """(name, help text) of every command, in order: for /help and the REPL's completion."""
-    return [(c.name, c.help) for c in COMMANDS.values()]
+def custom_commands(app) -> dict[str, CustomCommand]:
+    """The custom commands (prompts/commands.py) as the folders hold them now; built-in names win."""
+    workspace = getattr(app, "workspace", None)
+    if workspace is None:
+        return {}
+    return {n: c for n, c in find_commands(workspace, getattr(app, "environ", None)).items() if n not in COMMANDS}
+
+
+def help_entries(app=None) -> list[tuple[str, str]]:
+    """(name, help text) of every command, in order, then the custom ones: for /help and the REPL's completion."""
+    return [(c.name, c.help) for c in COMMANDS.values()] + [(c.name, c.help()) for c in custom_commands(app).values()]
+
+
+def run_custom(app, found: CustomCommand, arg: str):
+    """A custom command: its prompt, sent as the person's message (the same approvals for what follows)."""
+    ignored = [f"{key}: {value}" for key, value in (("model", found.model), ("allowed-tools", found.allowed_tools))
+               if value]
+    if ignored:
+        app.emit(Notice(f"[{found.name}: not used: {'; '.join(ignored)[:120]} — a command is a prompt; approvals and "
+                        "the model stay as they are]", "info"))
+    return app.turn(found.expand(arg))
 
 
 def dispatch(app, text: str):
@@ -68,6 +88,9 @@ def dispatch(app, text: str):
         return run_own_command(app, text[1:])     # the person's own command: no model call (a TurnResult)
     if word.startswith("/") and "/" not in word[1:]:
         found = COMMANDS.get(word)
+        custom = custom_commands(app).get(word) if found is None else None
+        if custom is not None:
+            return run_custom(app, custom, arg.strip())
         if found is None:
             app.emit(Notice(f"unknown command {word}; /help lists the commands (start with // to send "
                             "a message that begins with /)", "warning"))
@@ -79,7 +102,7 @@ def dispatch(app, text: str):
 # ---- the commands, in /help's order ---------------------------------------------------------------
 @command("/help", "show commands and keys")
 def _help(app, _arg: str) -> None:
-    app.emit(HelpReport(help_entries()))
+    app.emit(HelpReport(help_entries(app)))
 
 
 @command("/clear", "start a new, empty conversation")
@@ -106,13 +129,20 @@ def _plan(app, arg: str) -> None:
 def _context(app, _arg: str) -> None:
     agent = app.agent
     agent.refresh_instructions()
-    parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section())
+    parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section(),
+                      agent.skills.prompt_section() if agent.skills else "")
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
     sandbox = getattr(app, "sandbox", None)
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
                            sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt,
                            agent.compactor.background.describe() if app.settings.background_compact == "on" else ""))
+
+
+@command("/hooks", "the hooks in use, from which settings file, and those waiting for your agreement")
+def _hooks(app, _arg: str) -> None:
+    hooks = app.hooks
+    app.emit(HooksReport(hooks.listing(), list(hooks.problems), hooks.changed_since_start()))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")

@@ -94,6 +94,8 @@ class Settings:
                                                "compaction (at most 40% of CONTEXT_LIMIT)", "int", 0)
     ledger_budget: int = _field(4_000, "tokens of the work ledger (files, commands, transcripts) kept beside "
                                        "every summary (at most 10% of CONTEXT_LIMIT)", "int", 0)
+    skill_keep: int = _field(5_000, "tokens of each loaded skill's instructions re-attached after every "
+                                    "compaction", "int", 0)
     # --- cost ---
     cold_compact_at: float = _field(0.3, "when a turn starts after the prompt cache expired, summarize if the "
                                          "prompt is past this share of CONTEXT_LIMIT (1 = only over the limit)",

@@ -173,6 +173,15 @@ class HelpReport:
 
 
 @dataclass
+class HooksReport:
+    """/hooks: (state, event [matcher]: command, file) per hook, the settings files' problems, and the files
+    whose hooks changed since the session read them (used from the next session)."""
+    rows: list
+    problems: list
+    changed: list
+
+
+@dataclass
 class TimelineReport:
     """/timeline: the session's timeline (a timeline.Timeline); with `detail`, one event's (a timeline.Detail)."""
     timeline: Any

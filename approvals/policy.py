@@ -57,7 +57,9 @@ FILE_TOOLS = {"write_file", "edit_file"}
 WRAPPED_IN_PREFIX = set(WRAPPERS) | NOT_SEEN_THROUGH
 CONFIG_FOLDERS = {".git": "git runs the programs its config and hooks name",
                   ".hg": "Mercurial runs the hooks its hgrc names",
-                  ".vscode": "the editor runs the tasks and programs its settings name"}
+                  ".vscode": "the editor runs the tasks and programs its settings name",
+                  ".s08": "s08 runs the hooks its settings name, and reads its commands and skills",
+                  ".claude": "Claude Code runs the hooks its settings name; s08 reads its commands and skills"}
 CONFIG_FILES = {".gitattributes": "it picks the filters and diff programs git runs",
                 ".gitconfig": "git runs the programs it names",
                 ".hgrc": "Mercurial runs the hooks it names",
@@ -277,6 +279,13 @@ class Approvals:
         offers = [offered_prefix(p) for p in parts]
         return Request(name, "command", command, prefixes=tuple(dict.fromkeys(offers)) if all(offers) else (),
                        why=f"asked because {why}: a yes runs it outside the sandbox")
+
+    def ask_anyway(self, name: str, args, change, ask, why: str) -> Refusal | None:
+        """A PreToolUse hook answered "ask": the person is asked about a command or file change even where
+        the policy would let it run (never the other way round); nobody to ask refuses it."""
+        command = str(args.get("command", "")) if isinstance(args, dict) and name == "bash" else ""
+        return self._ask(Request(name, "command" if name == "bash" else "edit", command, why=why), name, args,
+                         change, ask)
 
     def review(self, name: str, args, change, ask, where: str = "") -> Refusal | None:
         """None: run the call. A Refusal: return its text to the model as a tool error instead.

@@ -3,9 +3,10 @@
     Continuity
       ├─ typed    every message the person typed, recorded at the prompt      (user_messages.py)
       ├─ ledger   files, commands, transcripts and outputs, from the tool calls (ledger.py)
+      ├─ skills   the body of every skill the model loaded (tools/skill.py), up to SKILL_KEEP tokens each
       └─ blocks_for_cut(kept, transcript)
-            the text blocks for the message that replaces a cut: the work ledger, then the person's
-            messages that `kept` no longer shows, oldest first
+            the text blocks for the message that replaces a cut: the work ledger, the loaded skills,
+            then the person's messages that `kept` no longer shows, oldest first
 
 Every layer that removes messages (snip_compact, compact_history, reactive_compact, the fallback)
 puts these blocks in the message that stands where the removed ones were, so every typed message
@@ -24,10 +25,14 @@ from typing import Callable
 
 from messages import STOP_MARKS, blocks
 from .ledger import WorkLedger
+from .tokens import estimate_text
 from .user_messages import Typed, UserMessages
 
 USER_MESSAGES_BUDGET, LEDGER_BUDGET = 20_000, 4_000     # tokens (defaults = config.py's)
 USER_SHARE, LEDGER_SHARE = 0.4, 0.1      # the budgets are at most these shares of CONTEXT_LIMIT
+SKILL_KEEP = 5_000                       # tokens of each loaded skill re-attached (default = config.py's)
+MAX_SKILL_CHARS, MAX_SKILLS_KEPT = 256 * 1024, 200     # what a session log may bring back (a SKILL.md's bounds)
+SKILL_LABEL = "[skill {name}, loaded earlier: its instructions, kept by s08 through compaction]\n"
 
 
 class Continuity:
@@ -36,16 +41,20 @@ class Continuity:
                  workspace: Path | None = None):
         self.typed, self.ledger = typed or UserMessages(), ledger or WorkLedger()
         self.user_budget, self.ledger_budget, self.workspace = user_budget, ledger_budget, workspace
+        self.skills: dict[str, str] = {}         # name → body, in the order loaded
+        self.skill_keep = SKILL_KEEP
+        self.on_record: Callable[[dict], None] | None = None
 
     def use_settings(self, settings, limit: int | None = None) -> None:
         """The budgets, for CONTEXT_LIMIT or the `limit` in use (lower under a window the API stated)."""
         limit = limit or settings.context_limit
         self.user_budget = min(settings.user_messages_budget, int(limit * USER_SHARE))
         self.ledger_budget = min(settings.ledger_budget, int(limit * LEDGER_SHARE))
+        self.skill_keep = getattr(settings, "skill_keep", SKILL_KEEP)
 
     def connect(self, on_record: Callable[[dict], None] | None) -> None:
         """Where records go (the session log)."""
-        self.typed.on_record = self.ledger.on_record = on_record
+        self.typed.on_record = self.ledger.on_record = self.on_record = on_record
 
     @property
     def turn(self) -> int:
@@ -61,6 +70,26 @@ class Continuity:
         self.ledger.note_tool(call.get("name", ""), call.get("input"), content, is_error, self.turn, self.workspace,
                               meta)
 
+    def skill_loaded(self, name: str, body: str) -> None:
+        self.skills.pop(name, None)
+        self.skills[name] = body
+        if self.on_record is not None:
+            self.on_record({"t": "skill", "name": name, "body": body})
+
+    def skill_blocks(self, seen: str = "") -> list[dict]:
+        """One text block per loaded skill (its body up to skill_keep tokens), except those `seen` shows."""
+        out = []
+        for name, body in self.skills.items():
+            kept = body.strip()
+            if self.skill_keep <= 0 or (seen and json.dumps(kept[:2000], ensure_ascii=False)[1:-1] in seen):
+                continue
+            tokens = estimate_text(kept)
+            if tokens > self.skill_keep:
+                kept = kept[:int(len(kept) * self.skill_keep / tokens)] + \
+                    f"\n[… cut at SKILL_KEEP={self.skill_keep:,} tokens; the skill tool loads it whole]"
+            out.append({"type": "text", "text": SKILL_LABEL.format(name=name) + kept})
+        return out
+
     def saved(self, path: str, what: str) -> None:
         self.ledger.note_saved(path, what, self.turn)
 
@@ -73,7 +102,8 @@ class Continuity:
         carried, moved = self.typed.carry(kept, self.user_budget, transcript)
         seen = json.dumps(kept, ensure_ascii=False) if only_unseen else ""
         ledger = self.ledger.render(self.ledger_budget, [transcript], self.turn, seen)
-        return ([{"type": "text", "text": ledger}] if ledger else []) + carried, moved
+        skills = self.skill_blocks(json.dumps(kept, ensure_ascii=False) if only_unseen else "")
+        return ([{"type": "text", "text": ledger}] if ledger else []) + skills + carried, moved
 
     def commit(self, moved: list[int], transcript: str) -> None:
         for i in moved:
@@ -88,15 +118,22 @@ class Continuity:
             self.typed.apply(record)
         elif kind == "work":
             self.ledger.apply(record["w"])
+        elif kind == "skill" and isinstance(record.get("name"), str) and isinstance(record.get("body"), str):
+            self.skills.pop(record["name"], None)
+            self.skills[record["name"]] = record["body"]
         elif kind == "kept":
             self.typed.entries = [Typed(t, s) for t, s in record["typed"]]
             self.ledger = WorkLedger.from_state(record["ledger"], self.ledger.on_record)
+            skills = record.get("skills")
+            if isinstance(skills, dict):
+                self.skills = {k: v for k, v in list(skills.items())[:MAX_SKILLS_KEPT] if isinstance(k, str)
+                               and isinstance(v, str) and len(v) <= MAX_SKILL_CHARS}
 
     def snapshot(self) -> dict:
         """The whole state as one record (written with a full snapshot of the history); messages /rewind
         dropped follow it as "rewound" records (rewound_records)."""
         return {"t": "kept", "typed": [[e.text, e.saved_in] for e in self.typed.entries],
-                "ledger": self.ledger.state()}
+                "ledger": self.ledger.state(), "skills": dict(self.skills)}
 
     def rewound_records(self) -> list[dict]:
         return [{"t": "rewound", "first": i + 1, "last": i + 1}

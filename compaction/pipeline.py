@@ -66,7 +66,7 @@ from .micro import MicroCompact, clear_saving, micro_compact
 from .schedule import Schedule
 from .snip import SnipCompact, snip_to_transcript
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
-                      note_transcript, reactive_compact, summarized_history)
+                      note_transcript, reactive_compact, summarized_history, summary_of)
 from .tokens import estimate_tokens, usage_tokens
 from .window import CacheClock, Window
 
@@ -95,6 +95,7 @@ class Compactor:
         self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
         self.schedule = Schedule()                # when it is prepared and goes in (schedule.py)
         self.prepare_between_turns = True         # False when no turn follows (-p): nothing to prepare for
+        self.hooks = None                         # PreCompact / PostCompact (hooks/session.py), or None
         self.failures, self.auto_enabled = 0, True
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
         self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
@@ -342,10 +343,15 @@ class Compactor:
             self.collect()
             if prep.text is None:
                 return self._fallback(out)
+        if self.hooks:        # PreCompact fires as the prepared summary goes in (it cannot change it any more)
+            added, refused = self.hooks.pre_compact("auto", "")
+            if refused is not None or added:
+                self.background.drop("a PreCompact hook " + ("blocked it" if refused is not None else "added instructions"))
+                return self._hooked_instead(out, messages, measured, refused, added)
         base = out if covers(prep.snapshot, out) else messages if covers(prep.snapshot, messages) else None
         if base is None:
             self.background.drop("the history it covers changed")
-            return self._summarize(out, "", AUTO, measured=measured, sent=messages)
+            return self._summarize(out, "", AUTO, measured=measured, sent=messages, hooked=bool(self.hooks))
         note_transcript(self.continuity, prep.transcript, self.emit, prep.header)
         try:
             new, _ = summarized_history(base, prep.n, prep.text or "", prep.transcript, self.continuity,
@@ -357,6 +363,8 @@ class Compactor:
             self._count_failure(AUTO, exc)
             return self._fallback(out)
         self.background.applied(prep)
+        if self.hooks:
+            self.hooks.post_compact("auto", prep.text or "")
         new, _ = self._clear_seen(new, 1, "no summary covers")      # what came after the snapshot
         after = estimate_tokens(new, self.system, self.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
@@ -387,10 +395,16 @@ class Compactor:
 
     def _summarize(self, messages: list[dict], focus: str, kind: CompactionKind, measured: int | None = None,
                    scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None,
-                   why: tuple[str, str] = ("summary", "")) -> list[dict]:
+                   why: tuple[str, str] = ("summary", ""), hooked: bool = False) -> list[dict]:
         """Summarize for `kind` (auto_compact, manual_compact, reactive_compact); on failure keep the
         history and — except for a manual compact — fall back to the non-model reduction. `stated`: the
-        window an error just stated, used for this compaction even when too small to keep believing."""
+        window an error just stated, used for this compaction even when too small to keep believing.
+        PreCompact hooks run first (`hooked`: they already did) and may add to the focus or block it."""
+        trigger = "manual" if kind is MANUAL else "auto"
+        if self.hooks and not hooked:
+            focus, refused = self.hooks.pre_compact(trigger, focus)
+            if refused is not None:
+                return self._hooked_instead(messages, messages, measured, refused, "", kind)
         s, window = self.settings, min(self.window.tokens, stated or self.window.tokens)
         job = SummaryJob(self.summarize, focus=focus, workspace=self.workspace, system=self.system,
                          tools=self.tools, window=window, max_input_tokens=input_budget(window, s.summary_max_tokens),
@@ -411,7 +425,22 @@ class Compactor:
             return messages if kind is MANUAL else self._fallback(messages)
         self.failures, self.auto_enabled = 0, True
         self.meter.forget()
+        if self.hooks:
+            self.hooks.post_compact(trigger, summary_of(new))
         return new
+
+    def _hooked_instead(self, out: list[dict], messages: list[dict], measured: int | None, refused: str | None,
+                        added: str, kind: CompactionKind = AUTO) -> list[dict]:
+        """A PreCompact hook blocked the summary (the fallback instead, said; a manual one keeps the history)
+        or gave instructions a prepared summary did not have (a summary with them instead)."""
+        if refused is None:
+            self.emit(Notice("[a PreCompact hook added instructions: the prepared summary is made again with them]",
+                             "info"))
+            return self._summarize(out, added, AUTO, measured=measured, sent=messages, hooked=True)
+        self.emit(Notice(f"[a PreCompact hook blocked the {kind.label}: {refused}; "
+                         + ("the history was kept]" if kind is MANUAL else "cutting without the model instead]"),
+                         "warning"))
+        return out if kind is MANUAL else self._fallback(out)
 
     def _count_failure(self, kind: CompactionKind, exc: Exception, where: str = "") -> None:
         self.emit(Notice(f"[{kind.label} failed{where}: {exc}; the history was kept]", "warning"))

@@ -259,6 +259,15 @@ def summarized_history(messages: list[dict], keep_from: int, text: str, transcri
     return new, after
 
 
+def summary_of(history: list[dict]) -> str:
+    """The summary's text in a history a summary starts ("" when it does not)."""
+    first = blocks(history[0]) if history else []
+    for b in first:
+        if b.get("type") == "text" and b.get("text", "").startswith(SUMMARY_PREFIX):
+            return b["text"][len(SUMMARY_PREFIX):]
+    return ""
+
+
 def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, kind: CompactionKind,
                 keep_from: int | None = None) -> list[dict]:
     given = keep_from is not None

@@ -101,14 +101,14 @@ def estimate_tokens(messages: list[dict], system=None, tools=None) -> int:
     return estimate_system(system) + estimate_tools(tools) + sum(estimate_message(m) for m in messages)
 
 
-def breakdown(messages: list[dict], system=None, tools=None, instructions: str = "") -> dict[str, int]:
+def breakdown(messages: list[dict], system=None, tools=None, instructions: str = "", skills: str = "") -> dict[str, int]:
     """Estimated tokens of the prompt by part: system, project instructions (the part of the system
-    prompt that comes from AGENTS.md), tools, messages, tool results."""
+    prompt that comes from AGENTS.md), the skills' list (prompts/skills.py), tools, messages, tool results."""
     results = sum(_block_tokens(b) for m in messages if m.get("role") == "user"
                   for b in blocks(m) if b.get("type") == "tool_result")
     everything = sum(estimate_message(m) for m in messages)
     return {"system": estimate_system(system), "instructions": estimate_text(instructions),
-            "tools": estimate_tools(tools), "messages": everything - results, "tool results": results}
+            "skills": estimate_text(skills), "tools": estimate_tools(tools), "messages": everything - results, "tool results": results}
 
 
 def usage_tokens(usage) -> int:

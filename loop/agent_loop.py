@@ -74,6 +74,9 @@ class Agent:
     checkpoints: Any = None                   # what files were before the file tools changed them (session/checkpoints.py)
     plain_form: bool = False                  # the endpoint refuses the system prompt as blocks (cache marks)
     remember_plain: Callable[[], str] | None = None   # records that for the endpoint; returns where ("" failed)
+    hooks: Any = None                         # the session's hooks (hooks/session.py), or None
+    hook_stop: str | None = None              # a hook said "continue": false — the turn ends (its stopReason)
+    skills: Any = None                        # the skills found (prompts/skills.py), or None
 
     def __post_init__(self):
         # s08's own text, then the environment as it is now (loop/environment.py): once per session
@@ -158,8 +161,19 @@ class Agent:
 
     @property
     def system(self) -> str:
-        """The system prompt: s08's own, then the project's instructions (AGENTS.md), if any."""
-        return self.base_system + self.instructions.prompt_section()
+        """The system prompt: s08's own, the project's instructions (AGENTS.md), the skills' names and
+        descriptions (prompts/skills.py), if any."""
+        return self.base_system + self.instructions.prompt_section() + \
+            (self.skills.prompt_section() if self.skills else "")
+
+    def use_skills(self, skills) -> None:
+        """The skills found: listed in the system prompt, the skill tool offered, loaded bodies kept."""
+        self.skills = skills
+        self.tool_ctx.extra["skills"] = skills
+        self.tool_ctx.extra["skill_loaded"] = self.continuity.skill_loaded
+        if skills and not any(t["name"] == "skill" for t in self.tools):
+            self.tools = self.tools + tool_schemas(["skill"])
+        self.compactor.system, self.compactor.tools = self.system, self.tools
 
     def _emit(self, event) -> None:
         self.emit(event)      # late-bound: the UI may swap `emit` after construction
@@ -326,6 +340,10 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
         if not calls:
             return reply
         run_tools(messages, calls, reply.incomplete_tool_ids, agent, reply.stop_reason == "max_tokens")
+        if agent.hook_stop is not None:
+            agent.emit(Notice("[stopped by a hook" + (f": {agent.hook_stop}]" if agent.hook_stop else "]"), "warning"))
+            agent.hook_stop = None
+            return reply
         ctx = agent.tool_ctx
         if ctx.compact_request is not None:
             focus, ctx.compact_request, ctx.compact_done = ctx.compact_request, None, True

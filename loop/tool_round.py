@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 
+from approvals.policy import PLAN_REFUSAL, Answer, Refusal
 from events import Notice, ToolFinished, ToolOutput, ToolStarted
 from messages import INTERRUPTED_RESULT, NOT_STARTED_RESULT, clean_text, tool_result
 from tools import ToolResult, run_tool
@@ -42,12 +43,30 @@ def _declined(call: dict, refusal, agent, add, typed: list[dict]) -> None:
                             call.get("input")))
 
 
-def _approve(call: dict, agent):
-    """(refusal or None, the planned file change, how it runs): the approval, which may ask the person."""
+def _approve(call: dict, agent, permission: str | None = None):
+    """(refusal or None, the planned file change, how it runs): the approval, which may ask the person.
+    `permission`: a PreToolUse hook's answer. "allow" answers the question the policy would ask (not one
+    about a file that configures commands, and never a refusal: plan mode, the bash guard, the sandbox and
+    the file tools' own refusals stay); "ask" asks the person even where the policy would not."""
     name, args = call["name"], call.get("input")
     change = planned_change(agent.tool_ctx, name, args)
-    refusal, run_as = agent.approvals.decide(name, args, change, agent.ask, target_path(agent.tool_ctx, name, args))
+    where = target_path(agent.tool_ctx, name, args)
+    ask = agent.ask
+    wanted = agent.approvals.needs_approval(name, args, where or getattr(change, "path", "") or "") \
+        if permission == "allow" else None
+    if permission == "allow" and (wanted is None or not wanted.sensitive):   # a file that configures
+        def ask(_request):                                                  # commands asks the person always
+            return Answer(True)
+    asks = permission == "ask" and name in ("bash", "write_file", "edit_file")
+    refusal, run_as = agent.approvals.decide(name, args, change, None if asks else ask, where)
+    if asks and (refusal is None or refusal.result != PLAN_REFUSAL):
+        refusal, run_as = agent.approvals.ask_anyway(name, args, change, agent.ask, "a PreToolUse hook asked"), ""
     return refusal, change, run_as
+
+
+def _hook_refusal(name: str, reason: str) -> Refusal:
+    return Refusal(f"Not run: a PreToolUse hook blocked this {name} call." + (f" Its reason: {reason}" if reason
+                                                                              else ""), shown="not run: a hook blocked it")
 
 
 def _run_one(call: dict, agent, run_as: str = "") -> ToolResult:
@@ -91,7 +110,14 @@ def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, c
                 continue
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
             asking = call
-            refusal, change, run_as = _approve(call, agent)
+            pre = agent.hooks.pre_tool(call) if agent.hooks else None
+            if pre is not None and (pre.blocked or pre.permission == "deny" or pre.stop is not None):
+                if pre.stop is not None:
+                    agent.hook_stop = pre.stop
+                _declined(call, _hook_refusal(call["name"], pre.reason or (pre.stop or "")), agent, add, typed)
+                asking = None
+                continue
+            refusal, change, run_as = _approve(call, agent, pre.permission if pre is not None else None)
             asking = None
             if refusal is not None:
                 _declined(call, refusal, agent, add, typed)
@@ -102,6 +128,10 @@ def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, c
             result = _run_one(call, agent, run_as)
             if not result.is_error and agent.checkpoints is not None:
                 agent.checkpoints.commit(kept)
+            if agent.hooks:      # its hooks' words to the model (a formatter's, a check's) follow the output
+                said, stop = agent.hooks.post_tool(call, result.content, result.is_error)
+                result.content += said
+                agent.hook_stop = stop if stop is not None else agent.hook_stop
             content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
             add(tool_result(call["id"], content, result.is_error), call, result.meta)
             running = None

@@ -20,6 +20,7 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "typed_saved", "i": 3, "path": …}                                message 4 left its place; it
                                                                            is whole in that transcript
     {"t": "work",    "w": {"k": "file", "path": …, "do": "edited", …}}     a work-ledger entry
+    {"t": "skill",   "name": …, "body": …}                                 the model loaded a skill (kept)
     {"t": "kept",    "typed": [...], "ledger": {...}}                      both of those, whole (written
                                                                            after a catch-up snapshot)
     {"t": "window",  "tokens": 12000}                                      the API stated the window

@@ -24,7 +24,8 @@ from messages import blocks
 from llm.usage import clean_usage
 from session.repair import STOPPED_RESULT, make_sendable
 
-CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept", "rewound")
+CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept", "rewound", "skill")
+MAX_SKILL_CHARS = 256 * 1024        # prompts/files.py reads no more of a SKILL.md
 CHECKPOINT_RECORDS = ("checkpoint", "checkpoint_after", "undone", "checkpoints")
 INDEX_RECORDS = ("compaction", "output")       # what happened and where it went (session_index.py): not replayed
 BACKGROUND_RECORDS = ("prepare", "prepared", "dropped", "applied")
@@ -77,6 +78,9 @@ def _record_ok(r, length: int) -> bool:
         return isinstance(r.get("tokens"), int) and r["tokens"] >= MIN_WINDOW
     if kind == "typed_saved":
         return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
+    if kind == "skill":                 # a loaded skill (tools/skill.py), as bounded as the file it was read from
+        return (isinstance(r.get("name"), str) and 0 < len(r["name"]) <= 64 and isinstance(r.get("body"), str)
+                and len(r["body"]) <= MAX_SKILL_CHARS)
     if kind == "work":
         return isinstance(r.get("w"), dict) and _work_ok(r["w"])
     if kind in BACKGROUND_RECORDS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from commands import COMMANDS, QUIT, UNKNOWN, UNUSABLE, dispatch
 from support.agents import base_env
-from events import (ClearScreen, ContextReport, CostReport, HelpReport, MemoryReport, Notice, ShowToolResult,
+from events import (HooksReport, ClearScreen, ContextReport, CostReport, HelpReport, MemoryReport, Notice, ShowToolResult,
                     ToolFinished)
 from support.helpers import make_app
 from support.helpers import run_main
@@ -24,7 +24,7 @@ def test_dispatch_words():
 def test_each_command_answers_with_its_event(tmp_path, workspace):
     app, events = make_app(workspace, base_env(tmp_path, None), demo="on")
     expected = {"/help": HelpReport, "/context": ContextReport, "/cost": CostReport, "/memory": MemoryReport,
-                "/last": ShowToolResult}
+                "/hooks": HooksReport, "/last": ShowToolResult}
     for name, kind in expected.items():
         assert dispatch(app, name) is None and isinstance(events[-1], kind), name
     assert events[-1].finished is None

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from prompts.skills import Skill, Skills
+from tools.registry import OPTIONAL
+
 import pytest
 
 import commands
@@ -60,8 +63,10 @@ def test_every_setting_is_in_env_example():
 
 def test_every_registered_tool_has_a_schema_and_is_sent_to_the_model(tmp_path):
     agent = Agent(Settings(), tmp_path, None, lambda event: None)
+    agent.use_skills(Skills({"s": Skill("s", "a skill", tmp_path, ("s",), "project")}))     # offers the skill tool
     sent = {schema["name"]: schema for schema in agent.tools}          # what loop/agent_loop.py sends as `tools`
-    assert list(sent) == list(REGISTRY) and agent.tools == tool_schemas()
+    assert list(sent) == list(REGISTRY) and agent.tools == tool_schemas(list(REGISTRY))
+    assert [t["name"] for t in tool_schemas()] == [n for n in REGISTRY if n not in OPTIONAL]    # without skills
     for name, t in REGISTRY.items():
         schema = sent[name]["input_schema"]
         assert t.description.strip() and sent[name]["description"] == t.description

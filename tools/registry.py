@@ -67,9 +67,12 @@ def tool(name: str, description: str, properties: dict, required: list[str] | tu
     return register
 
 
+OPTIONAL = {"skill"}                 # offered only when named (there are skills to load)
+
+
 def tool_schemas(names: list[str] | None = None) -> list[dict]:
-    """The `tools` parameter of a Messages API request."""
-    chosen = [REGISTRY[n] for n in names] if names else list(REGISTRY.values())
+    """The `tools` parameter of a Messages API request (without OPTIONAL tools unless named)."""
+    chosen = [REGISTRY[n] for n in names] if names else [t for t in REGISTRY.values() if t.name not in OPTIONAL]
     return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in chosen]
 
 

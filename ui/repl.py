@@ -177,12 +177,14 @@ def run_repl(app, debug: bool = False) -> int:
     app.ask = make_ask(console, renderer)
     print_banner(console, app)
     app.settle_endpoint()                  # an endpoint from this folder's .env: ask before any request
+    if app.hooks:
+        app.start_hooks()                  # a project's hooks asked about; SessionStart
     if app.access.first_run and not app.access.pins.has_credentials and app.access.demo_choice != "on":
         first_run(app)
     pastes, state, hinted, warm = Pastes(), {"empty": False}, False, _warm_model(app)
     session = PromptSession(history=_history(app.settings.s08_history_file, console, pastes),
                             auto_suggest=AutoSuggestFromHistory(), completer=merge_completers(
-                                [SlashCompleter(dict(help_entries())), MentionCompleter(app.workspace)]),
+                                [SlashCompleter(dict(help_entries(app))), MentionCompleter(app.workspace)]),
                             complete_while_typing=True, key_bindings=_key_bindings(app, pastes, state),
                             style=Style.from_dict({"prompt": "ansicyan bold", "mode": "ansiyellow",
                                                    "preparing": "ansibrightblack"}),
@@ -222,6 +224,7 @@ def run_repl(app, debug: bool = False) -> int:
         with _between_prompts():
             renderer.finish()
     renderer.finish()
+    app.end_reason = "prompt_input_exit"
     hint = app.resume_hint()
     if hint:
         console.print(Text(hint, style="dim"), highlight=False)

@@ -6,10 +6,10 @@ from rich.text import Text
 
 from compaction.tokens import estimate_text
 from session.costs import READ_FACTOR, WRITE_1H_FACTOR, WRITE_FACTOR
-from events import ContextReport, CostReport, HelpReport, MemoryReport, TurnStatus
+from events import HooksReport, ContextReport, CostReport, HelpReport, MemoryReport, TurnStatus
 from .sanitize import safe, safe_line
 
-PART_STYLES = {"system": "blue", "instructions": "magenta", "tools": "cyan", "messages": "green",
+PART_STYLES = {"system": "blue", "instructions": "magenta", "skills": "bright_magenta", "tools": "cyan", "messages": "green",
                "tool results": "yellow"}
 BAR_WIDTH = 60
 
@@ -43,7 +43,7 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
     """A bar of the prompt by part against the window, with | at CONTEXT_LIMIT, and a legend. System
     and tools are estimates; the conversation's parts are scaled so the whole is the measured total."""
     width = max(10, min(BAR_WIDTH, width))
-    parts = {name: tokens for name, tokens in event.parts.items() if tokens or name != "instructions"}
+    parts = {name: tokens for name, tokens in event.parts.items() if tokens or name not in ("instructions", "skills")}
     fixed = sum(tokens for name, tokens in parts.items() if name not in ("messages", "tool results"))
     talk = parts["messages"] + parts["tool results"]
     scale = max(0, event.total - fixed) / talk if talk else 0
@@ -150,6 +150,22 @@ HELP_KEYS = ("  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · T
 HELP_HABITS = ("  !cmd runs your own shell command (the model sees it with your next message) · @path attaches a "
                "workspace file (Tab completes it) · /undo and /rewind cover write_file / edit_file, not shell "
                "commands")
+
+
+def hooks_report(event: HooksReport) -> Text:
+    """/hooks: what runs, from where; what waits for the person's agreement; what could not be used."""
+    out = Text("Hooks", style="bold")
+    if not event.rows:
+        out.append("\n  none (the \"hooks\" key of ~/.config/s08/settings.json or .s08/settings.json)")
+    for state, hook, where in event.rows:
+        out.append("\n  ").append(f"{state:<11}", style="green" if state == "active" else "yellow")
+        out.append(f" {safe_line(hook)}").append(f"   {safe_line(where)}", style="dim")
+    for problem in event.problems:
+        out.append("\n  ").append(safe_line(problem), style="yellow")
+    for path in event.changed:
+        out.append("\n  ").append(f"{safe_line(path)} changed since this session started: its hooks are read "
+                                   "again in the next session", style="yellow")
+    return out
 
 
 def help_report(event: HelpReport) -> Text:
