@@ -26,6 +26,7 @@ from typing import ClassVar
 
 from events import Compaction, CompactionKind, Emit, ignore
 from storage import SNIPPED, relative, reserve_transcript, transcript_header, write_transcript
+from storage.safe import remove
 from .boundaries import safe_cuts
 from .continuity import Continuity
 from .layer import LayerContext, SettingsLayer
@@ -101,7 +102,7 @@ def snip_to_transcript(messages: list[dict], max_messages: int = DEFAULTS.max_me
     marker = {"type": "text", "text": f"{SNIP_PREFIX}{len(snipped)} messages → {shown}]"}
     kept = messages[:head_end] + [{"role": "user", "content": [marker]}] + messages[tail_start:]
     if estimate_tokens(kept) >= estimate_tokens(messages):
-        path.unlink(missing_ok=True)       # nothing gained: keep the history as it is
+        remove(path)                       # nothing gained: keep the history as it is
         return messages, None
     keep = continuity or Continuity.from_history(messages, workspace)
     extra, moved = keep.blocks_for_cut(kept, shown, only_unseen=True)    # what the cut hides, riding along
