@@ -7,7 +7,7 @@ The seed's arithmetic (keep 3 at the head, the rest from the tail), with two
 changes. It cuts down to SNIP_TARGET_MESSAGES (20), well below the trigger
 (50), so it fires once every ~30 messages instead of every turn (each snip
 rewrites the prompt and breaks its cache; bench/cost.py chose the numbers). And nothing is lost: the snipped messages are
-saved to a transcript of their own (one snip, one file, its header first: storage.py) that the marker names, and what the cut hides rides along
+saved to a transcript of their own (one snip, one file, its header first: storage/) that the marker names, and what the cut hides rides along
 in the marker (continuity.py): every message the person typed that the rest
 of the history no longer shows, and the work ledger of the snipped part. The
 snip must save tokens by itself; what rides along is the price of keeping

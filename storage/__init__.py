@@ -196,13 +196,14 @@ def write_transcript(workspace: Path, messages: list[dict], header: dict | None 
     """Save a history as JSONL (its header, then one API-shaped message per line), atomically, in a new
     file named for the session and the header's kind (or in `path`, reserved before); never overwriting."""
     header = header or transcript_header(workspace, SUMMARIZED, end=len(messages), of=len(messages))
-    final = path or reserve_transcript(workspace, header.get("kind", SUMMARIZED))
+    final = safe.own_path(path) if path else reserve_transcript(workspace, header.get("kind", SUMMARIZED))
     _write_lines(final, [header, *messages])
     return final
 
 
 def finish_transcript(path: Path, **fields) -> None:
     """Complete a transcript's header (e.g. the tokens after the summary), atomically."""
+    path = safe.own_path(path)                  # it may come from a session log
     header, messages = read_transcript(path)
     if header is not None:
         _write_lines(path, [{**header, **fields}, *messages])
@@ -243,7 +244,7 @@ def write_output(workspace: Path, tool: str, text: str) -> Path:
 
 def append_transcript(workspace: Path, messages: list[dict], path: Path | None = None) -> Path:
     """Append messages (JSONL, one per line) to `path`, or to a new unique transcript."""
-    path = path or reserve_transcript(workspace, SNIPPED)
+    path = safe.own_path(path) if path else reserve_transcript(workspace, SNIPPED)
     fd = safe.open_append(path)
     try:
         safe.write_all(fd, "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages).encode("utf-8", "replace"))

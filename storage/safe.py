@@ -10,6 +10,7 @@ is not under one of s08's folders (a page the person asked for with `inspect --h
 user-level settings file) has its folder opened as the person named it; its last name is still never
 followed.
 
+    own_path(path)              `path` if it is in one of s08's folders (a path a log names)
     open_folder(path, create)   fd of a folder, created 0700 if asked
     listing(folder)             (name, lstat) of each entry; nothing is followed
     read_bytes(path, limit)     a regular file's bytes, at most `limit` (TooLarge beyond)
@@ -65,6 +66,15 @@ def split(path: Path | str) -> tuple[Path, tuple[str, ...], str]:
     if anchor is None:
         return p.parent, (), p.name
     return Path(*parts[:anchor]) if anchor else Path("."), tuple(parts[anchor:-1]), p.name
+
+
+def own_path(path: Path | str) -> Path:
+    """`path` if it names a file in one of s08's folders (a path read from a log may name anything);
+    Refused otherwise."""
+    base, folders, name = split(path)
+    if not folders or any(part in ("", ".", "..") for part in (*folders, name)):
+        raise Refused(f"{path} is not in one of s08's folders ({', '.join(OWN_FOLDERS)}); not used")
+    return Path(path)
 
 
 def kind(mode: int) -> str:
