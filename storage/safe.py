@@ -220,8 +220,9 @@ def open_read(path: Path | str) -> int:
 def read_bytes(path: Path | str, limit: int) -> bytes:
     """The bytes of the regular file `path`; TooLarge if it holds more than `limit`."""
     with os.fdopen(open_read(path), "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
+        big = os.fstat(f.fileno()).st_size > limit          # known before a byte is read
+        data = b"" if big else f.read(limit + 1)
+    if big or len(data) > limit:
         raise TooLarge(f"{path} is larger than {_size(limit)}; s08 does not read it — skipped")
     return data
 
