@@ -320,3 +320,53 @@ def test_a_folder_owned_by_someone_else_is_refused(workspace):
     with pytest.raises(safe.Refused, match="owned by someone else"):
         write_output(workspace, "bash", "text")
     assert list((workspace / TASK_OUTPUTS_DIR).iterdir()) == []
+
+
+# ---- /undo and /rewind -------------------------------------------------------------------------------
+
+def _writes(*pairs) -> dict:
+    return {"tool_calls": [{"name": "write_file", "input": {"path": p, "content": c}} for p, c in pairs]}
+
+
+def _said(events) -> str:
+    return "\n".join(getattr(e, "text", "") for e in events)
+
+
+@pytest.mark.scripted
+def test_undo_through_a_link_never_writes_the_workspace_settings_file(tmp_path, workspace, standin):
+    from commands import dispatch
+    from support.agents import base_env
+    from support.helpers import make_app
+    (workspace / ".env").write_text("# the person's settings\n")
+    (workspace / "a.txt").write_text("A0")
+    app, events = make_app(workspace, base_env(tmp_path, standin))
+    standin.queue(_writes(("a.txt", "the model's text")), {"text": "done"})
+    assert app.turn("change it").ok
+    (workspace / "a.txt").unlink()
+    (workspace / "a.txt").symlink_to(".env")                 # a command swapped the file for a link
+    dispatch(app, "/undo")
+    assert (workspace / ".env").read_text() == "# the person's settings\n"
+    assert "a.txt: not restored (.env is s08's own settings file" in _said(events)
+    app.close()
+
+
+@pytest.mark.scripted
+def test_undo_leaves_a_file_that_changed_since_and_is_too_large_to_keep(tmp_path, workspace, standin):
+    from commands import dispatch
+    from session.checkpoints import MAX_KEPT_BYTES
+    from support.agents import base_env
+    from support.helpers import make_app
+    (workspace / "big.txt").write_text("v0")
+    app, events = make_app(workspace, base_env(tmp_path, standin))
+    standin.queue(_writes(("big.txt", "v1"), ("new.txt", "made by the model")), {"text": "done"})
+    assert app.turn("change it").ok
+    later = b"v1" + b"eleven megabytes of later work\n" * (MAX_KEPT_BYTES // 30)
+    (workspace / "big.txt").write_bytes(later)              # the person's work after the model's write
+    (workspace / "new.txt").write_bytes(later)
+    dispatch(app, "/undo")
+    assert (workspace / "big.txt").read_bytes() == later and (workspace / "new.txt").read_bytes() == later
+    said = _said(events)
+    assert "big.txt: left as it is: it changed since s08 wrote it and is larger than 10 MB" in said
+    assert "new.txt: left as it is: it changed since s08 wrote it and is larger than 10 MB" in said
+    app.close()
+
