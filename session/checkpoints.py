@@ -157,6 +157,15 @@ class Checkpoints:
         refuse_s08_files(self.workspace, target)
         return target
 
+    def _kept_path(self, path: str) -> Path:
+        """The file an entry names, for putting back: refused as the file tools refuse it, and the very
+        path the tool changed (it was recorded resolved) — a link that appeared in it since is not
+        followed, so what is put back or removed is never another file."""
+        target = self._target(path)
+        if target != self.workspace / path:
+            raise ToolError(f"{path} is now a link (to {relative(self.workspace, target)}); not following it")
+        return target
+
     def _store(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         assert self.folder is not None
@@ -232,7 +241,7 @@ class Checkpoints:
 
     def _put_back(self, entry: Entry) -> str:
         try:
-            target = self._target(entry.path)
+            target = self._kept_path(entry.path)
         except (ToolError, OSError, ValueError) as exc:
             return f"not restored ({exc})"
         if not entry.existed:
@@ -282,12 +291,12 @@ class Checkpoints:
         to put it back): a change that cannot be kept leaves the file as it is."""
         if not os.path.lexists(self.workspace / latest.path):
             return "", True
+        try:
+            self._kept_path(latest.path)
+        except (ToolError, OSError, ValueError):
+            return "", True                # _put_back refuses it with its reason
         now = self._current(latest.path)
         if now is None:
-            try:
-                self._target(latest.path)
-            except (ToolError, OSError, ValueError):
-                return "", True            # _put_back refuses it with its reason
             return (f"left as it is: it is larger than {MAX_HASHED_BYTES // (1024 * 1024)} MB or cannot be read, so "
                     "s08 cannot tell whether it changed since s08 wrote it", False)
         digest, data = now

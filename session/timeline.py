@@ -257,15 +257,11 @@ def event_detail(timeline: Timeline, workspace: Path, n: int) -> Detail:
 def _inside(workspace: Path, shown: str) -> Path | None:
     """The file a log names, if it is in .transcripts/ or .task_outputs/ as written (no `..`; it is then
     opened without following any link: storage/safe.py)."""
-    root = Path(workspace).resolve()
-    rel = Path(shown)
-    if rel.is_absolute():
-        for base in (Path(workspace), root):
-            if rel.is_relative_to(base):
-                rel = rel.relative_to(base)
-                break
-        else:
-            return None
-    if ".." in rel.parts or len(rel.parts) < 2 or rel.parts[0] not in (".transcripts", ".task_outputs"):
-        return None
-    return root / rel
+    for base in (Path(workspace), Path(workspace).resolve()):
+        try:
+            target = safe.own_path(shown, base)
+        except OSError:
+            continue
+        if target.relative_to(base).parts[0] in (".transcripts", ".task_outputs"):
+            return target
+    return None

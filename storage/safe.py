@@ -58,23 +58,33 @@ class TooLarge(Refused):
 
 
 def split(path: Path | str) -> tuple[Path, tuple[str, ...], str]:
-    """(base, folders, name): `base` is opened as given; `folders` (from s08's own folder on) are walked
-    without following links; `name` is the file. A path outside s08's folders: base = its folder."""
+    """(base, folders, name): `base` is opened as given; `folders` (from the first of s08's own folders
+    in the path on: nothing after it is followed) are walked without following links; `name` is the
+    file. A path outside s08's folders: base = its folder."""
     p = Path(path)
     parts = p.parts
-    anchor = max((i for i, part in enumerate(parts[:-1]) if part in OWN_FOLDERS), default=None)
+    anchor = min((i for i, part in enumerate(parts[:-1]) if part in OWN_FOLDERS), default=None)
     if anchor is None:
         return p.parent, (), p.name
     return Path(*parts[:anchor]) if anchor else Path("."), tuple(parts[anchor:-1]), p.name
 
 
-def own_path(path: Path | str) -> Path:
-    """`path` if it names a file in one of s08's folders (a path read from a log may name anything);
-    Refused otherwise."""
-    base, folders, name = split(path)
-    if not folders or any(part in ("", ".", "..") for part in (*folders, name)):
+def own_path(path: Path | str, workspace: Path | str | None = None) -> Path:
+    """`path` if it names a file in one of s08's folders — with `workspace`, `path` may be relative to
+    it and must lie in its own folders (a path read from a log may name anything); Refused otherwise."""
+    p = Path(path)
+    if workspace is not None:
+        if p.is_absolute():
+            if not p.is_relative_to(workspace):
+                raise Refused(f"{path} is not in this workspace's {', '.join(OWN_FOLDERS)}; not used")
+            p = p.relative_to(workspace)
+        if not p.parts or p.parts[0] not in OWN_FOLDERS:
+            raise Refused(f"{path} is not in this workspace's {', '.join(OWN_FOLDERS)}; not used")
+        p = Path(workspace) / p
+    base, folders, name = split(p)
+    if not folders or ".." in p.parts or name in ("", "."):
         raise Refused(f"{path} is not in one of s08's folders ({', '.join(OWN_FOLDERS)}); not used")
-    return Path(path)
+    return p
 
 
 def kind(mode: int) -> str:

@@ -370,3 +370,47 @@ def test_undo_leaves_a_file_that_changed_since_and_is_too_large_to_keep(tmp_path
     assert "new.txt: left as it is: it changed since s08 wrote it and is larger than 10 MB" in said
     app.close()
 
+
+
+@pytest.mark.scripted
+def test_undo_never_puts_back_or_removes_through_a_link_to_another_file_inside(tmp_path, workspace, standin):
+    from commands import dispatch
+    from support.agents import base_env
+    from support.helpers import make_app
+    (workspace / "a.txt").write_text("A0")
+    (workspace / "keep.py").write_text("the person's code")
+    app, events = make_app(workspace, base_env(tmp_path, standin))
+    standin.queue(_writes(("a.txt", "A1"), ("new.txt", "made by the model")), {"text": "done"})
+    assert app.turn("change it").ok
+    for name in ("a.txt", "new.txt"):
+        (workspace / name).unlink()
+        (workspace / name).symlink_to("keep.py")
+    dispatch(app, "/undo")
+    assert (workspace / "keep.py").read_text() == "the person's code"
+    said = _said(events)
+    assert "a.txt: not restored (a.txt is now a link (to keep.py); not following it)" in said
+    assert "new.txt: not restored (new.txt is now a link (to keep.py); not following it)" in said
+    app.close()
+
+
+def test_a_log_swapped_for_a_link_after_it_was_listed_is_not_followed(tmp_path, workspace):
+    out = make_outside(tmp_path)
+    (workspace / SESSIONS_DIR).mkdir()
+    log = workspace / SESSIONS_DIR / f"{SID}.jsonl"
+    log.write_text(LOG_TEXT)
+    [listed] = list_sessions(workspace)
+    log.unlink()
+    log.symlink_to(out / "x.jsonl")                               # swapped between the listing and the use
+    with pytest.raises(OSError, match="is a link"):
+        load_session(listed)
+    with pytest.raises(OSError, match="is a link"):
+        SessionLog(workspace, SID, existing=True)
+    assert (out / "x.jsonl").read_text() == LOG_TEXT
+
+
+def test_a_log_path_names_only_files_in_s08s_own_folders(workspace):
+    assert safe.own_path(".transcripts/a.jsonl", workspace) == workspace / ".transcripts" / "a.jsonl"
+    for bad in ("../outside/.transcripts/a.jsonl", "/etc/.transcripts/a.jsonl", "notes/a.jsonl",
+                ".transcripts/../../a.jsonl", ".transcripts"):
+        with pytest.raises(safe.Refused):
+            safe.own_path(bad, workspace)
