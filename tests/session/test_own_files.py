@@ -414,3 +414,20 @@ def test_a_log_path_names_only_files_in_s08s_own_folders(workspace):
                 ".transcripts/../../a.jsonl", ".transcripts"):
         with pytest.raises(safe.Refused):
             safe.own_path(bad, workspace)
+
+
+def test_no_other_way_in_modules_that_handle_s08s_files_use_storage_for_every_file_call():
+    """The modules that read or write .sessions/, .transcripts/, .task_outputs/, the page or the settings
+    files open, list, replace and remove files only through storage/ (the workspace's own files go
+    through tools/safe_fs.py: checkpoints' dir_fd unlink)."""
+    import re
+    root = Path(__file__).resolve().parents[2]
+    direct = re.compile(r"(?<![\w.])open\(|(?<!safe)\.(?:read_bytes|read_text|write_text|write_bytes|iterdir|glob)\("
+                        r"|os\.(?:replace|rename|remove|truncate|listdir)\(|shutil\.rmtree|(?<!os)\.unlink\(")
+    modules = [*sorted((root / "session").glob("*.py")), *sorted((root / "compaction").glob("*.py")),
+               *(root / name for name in ("cli.py", "cli_sessions.py", "app.py", "app_habits.py", "config.py",
+                                          "tools/output_sink.py", "access/credentials.py", "access/user_file_guard.py",
+                                          "ui/render.py", "ui/sessions_view.py", "ui/timeline_view.py"))]
+    found = [f"{p.relative_to(root)}:{n}: {line.strip()}" for p in modules
+             for n, line in enumerate(p.read_text().splitlines(), 1) if direct.search(line)]
+    assert found == []
