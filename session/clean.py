@@ -34,6 +34,7 @@ from storage import LEGACY_OUTPUTS_DIR, LOG_LIMIT, SESSIONS_DIR, TASK_OUTPUTS_DI
 CHECKPOINTS_SUFFIX = ".checkpoints"      # .sessions/<id>.checkpoints/ (session/checkpoints.py)
 
 DAY = 86_400
+OLDER_SUFFIXES = (".jsonl", ".txt")    # what s08 wrote under its older names; anything else there is not its
 FOLDERS = (TRANSCRIPTS_DIR, TASK_OUTPUTS_DIR, LEGACY_OUTPUTS_DIR, f"{TASK_OUTPUTS_DIR}/inputs")
 
 
@@ -137,7 +138,7 @@ def survey(workspace: Path, current: str | None = None) -> Survey:
             parsed = parse_name(path.name)
             if parsed:
                 session(parsed[0]).files.append(path)
-            elif not path.name.startswith("."):
+            elif not path.name.startswith(".") and path.suffix in OLDER_SUFFIXES:
                 out.loose.append(path)
     for s in out.sessions.values():
         sizes = [_stat(p) for p in s.paths]
@@ -155,20 +156,23 @@ def plan(found: Survey, keep_days: int, now: float | None = None) -> Plan:
                        if s.mtime < cutoff and not s.running and not s.current]
     going = {s.id for s in result.sessions}
     kept_logs = [s.log for s in found.sessions.values() if s.id not in going and s.log is not None]
-    named = _names_in(kept_logs)
-    result.loose = [p for p in found.loose if _stat(p)[1] < cutoff and p.name not in named]
+    old = [p for p in found.loose if _stat(p)[1] < cutoff]
+    named = _names_in(kept_logs, {p.name for p in old}) if old else set()
+    result.loose = [p for p in old if p.name not in named]
     return result
 
 
-def _names_in(logs: list[Path]) -> str:
-    """The text of the kept logs, to ask whether one names an older file (a snip marker, a summary)."""
-    parts = []
+def _names_in(logs: list[Path], names: set[str]) -> set[str]:
+    """Which of `names` the kept logs mention (a snip marker, a summary names an older file); one log
+    in memory at a time."""
+    found: set[str] = set()
     for log in logs:
         try:
-            parts.append(safe.read_bytes(log, LOG_LIMIT).decode("utf-8", "replace"))
+            text = safe.read_bytes(log, LOG_LIMIT).decode("utf-8", "replace")
         except OSError:
-            continue
-    return "\n".join(parts)
+            return names                   # a kept log that cannot be read may name any of them: keep all
+        found |= {name for name in names - found if name in text}
+    return found
 
 
 def _lock(log: Path) -> int | None:

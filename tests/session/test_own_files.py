@@ -431,3 +431,13 @@ def test_no_other_way_in_modules_that_handle_s08s_files_use_storage_for_every_fi
     found = [f"{p.relative_to(root)}:{n}: {line.strip()}" for p in modules
              for n, line in enumerate(p.read_text().splitlines(), 1) if direct.search(line)]
     assert found == []
+
+
+def test_clean_removes_only_what_s08_could_have_written_in_its_folders(workspace):
+    folder = workspace / TASK_OUTPUTS_DIR
+    folder.mkdir()
+    for name in ("thesis.tex", "photo.jpg", "tool-output-old.txt"):
+        (folder / name).write_text("x")
+        os.utime(folder / name, (OLD, OLD))
+    clean.remove(clean.plan(clean.survey(workspace), 30))
+    assert sorted(p.name for p in folder.iterdir()) == ["photo.jpg", "thesis.tex"]
