@@ -92,3 +92,17 @@ def test_continue_skips_a_fifo_and_a_dev_zero_log_and_resumes_the_real_session(t
     assert again.stdout == "SECOND\n"
     assert "remember the word kiwi" in json.dumps(standin.requests[-1]["messages"])
     assert sum("skipped" in line for line in again.stderr.splitlines()) == 2
+
+
+def test_a_run_with_shipped_folder_links_writes_nothing_outside_and_says_so_once(tmp_path, workspace, standin):
+    out = outside_files(tmp_path)
+    for name in (".sessions", ".transcripts", ".task_outputs"):
+        (workspace / name).symlink_to(out)
+    before = sorted(p.name for p in out.rglob("*"))
+    standin.queue({"text": "Looking.", "tool_calls": [{"name": "bash", "input": {"command": "seq 1 200000"}}]},
+                  {"text": "DONE"})
+    done = s08("-p", "count", env=base_env(tmp_path, standin, persist_threshold=1000), cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "DONE\n"
+    assert sorted(p.name for p in out.rglob("*")) == before           # no log, no output written there
+    assert ".sessions is a link" in done.stderr and "Traceback" not in done.stderr
