@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cli_sessions import session_rows, write_html
+from config import load_settings
 from session import clean
 from session.checkpoints import Checkpoints
 from session.file import SessionLog, list_sessions, session_origin
@@ -34,7 +35,11 @@ FOLDERS = (SESSIONS_DIR, TRANSCRIPTS_DIR, TASK_OUTPUTS_DIR, f"{TASK_OUTPUTS_DIR}
 NAMES = (f"{SID}.jsonl", "20250202-101010-bbbbbb.jsonl", f"{SID}-001-summary.jsonl", f"{SID}-002-bash.txt",
          "transcript_1_ab.jsonl", "a" * 64)
 LOG_TEXT = (json.dumps({"t": "session", "id": SID}) + "\n" + json.dumps({"t": "typed", "text": "hi"}) + "\n"
-            + json.dumps({"t": "append", "m": {"role": "user", "content": "hi"}}) + "\n" + '{"t": "app')  # torn
+            + json.dumps({"t": "append", "m": {"role": "user", "content": "hi"}}) + "\n"
+            + "".join(json.dumps({"t": "compaction", "layer": "snip_compact", "path": path}) + "\n"
+                      for path in (f".transcripts/{SID}-001-summary.jsonl", f".task_outputs/{SID}-002-bash.txt",
+                                   "../outside/thesis.tex", "/etc/passwd"))
+            + '{"t": "app')  # torn
 
 
 # ---- the sentinel: what lies outside the workspace ---------------------------------------------------
@@ -75,11 +80,14 @@ ENTRY_KINDS = st.sampled_from(["log", "torn", "link_out_file", "link_out_log", "
 def trees(draw):
     folders = {f: draw(FOLDER_KINDS) for f in FOLDERS}
     entries = {f: draw(st.dictionaries(st.sampled_from(NAMES), ENTRY_KINDS, max_size=4)) for f in FOLDERS}
+    entries["."] = {".env": draw(ENTRY_KINDS), "timeline.html": draw(ENTRY_KINDS), ".timeline.html.tmp": draw(ENTRY_KINDS)}
     return folders, entries
 
 
 def build(ws: Path, out: Path, tree) -> None:
     folders, entries = tree
+    for name, what in entries["."].items():
+        make_entry(ws / name, out, what)
     for folder in FOLDERS:
         p = ws / folder
         if not p.parent.is_dir() or os.path.lexists(p):
@@ -189,13 +197,20 @@ def every_reader_and_writer(ws: Path) -> None:
     attempt(cp._store, b"kept")
     for name in NAMES:
         attempt(cp._blob, name)
-    timeline = attempt(read_timeline, ws / SESSIONS_DIR / f"{SID}.jsonl")
-    if timeline is not None:
-        for e in timeline.events:
-            event_detail(timeline, ws, e.n)
-        attempt(write_html, timeline, ws, ws / ".timeline.html")
+    timeline = attempt(read_timeline, ws / SESSIONS_DIR / f"{SID}.jsonl") or read_timeline_of_nothing(ws)
+    for e in timeline.events:
+        event_detail(timeline, ws, e.n)
+    attempt(write_html, timeline, ws, ws / ".timeline.html")
+    attempt(write_html, timeline, ws, ws / "timeline.html")
+    load_settings(ws, environ={"HOME": str(ws.parent / "home")})
     found = clean.survey(ws)
     clean.remove(clean.plan(found, 0, now=time.time() + 10 * 86_400))
+
+
+def read_timeline_of_nothing(ws: Path):
+    """A timeline to draw when the tree left no readable log: the page is written all the same."""
+    from session.timeline import Timeline
+    return Timeline("none", ws / "none.jsonl")
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
