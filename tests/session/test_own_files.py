@@ -456,3 +456,17 @@ def test_clean_removes_only_what_s08_could_have_written_in_its_folders(workspace
         os.utime(folder / name, (OLD, OLD))
     clean.remove(clean.plan(clean.survey(workspace), 30))
     assert sorted(p.name for p in folder.iterdir()) == ["photo.jpg", "thesis.tex"]
+
+
+def test_a_sessions_folder_swapped_for_a_link_while_a_session_runs_gets_nothing_written_outside(tmp_path, workspace):
+    out = make_outside(tmp_path)
+    before = snapshot(out)
+    log = SessionLog(workspace, SID)
+    log.write({"t": "typed", "text": "one"})
+    (workspace / SESSIONS_DIR).rename(workspace / "moved")
+    (workspace / SESSIONS_DIR).symlink_to(out)                    # swapped under the running session
+    assert log.tampered()
+    with pytest.raises(OSError, match="is a link"):
+        log.rewrite([{"t": "typed", "text": "two"}])
+    log.close()
+    assert snapshot(out) == before
