@@ -63,7 +63,7 @@ SETTINGS_LIMIT = 1 * MB                       # a settings file (.env, the user-
 def make_private_folders(folder: Path) -> None:
     """mkdir -p, each folder it creates owner-only (pathlib's parents=True ignores the mode); s08's
     own folders in it are walked without following links (storage/safe.py)."""
-    base, folders, name = safe.split(Path(folder) / "_")
+    base, folders, _ = safe.split(Path(folder) / "_")
     missing = []
     while not base.exists() and base != base.parent:
         missing.append(base)

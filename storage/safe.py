@@ -2,18 +2,19 @@
 
 s08's own folders live in the workspace — `.sessions/` (logs and `<id>.checkpoints/`), `.transcripts/`,
 `.task_outputs/` — and the workspace is a cloned repository: any of them, or any file in them, may be
-a link to the person's files elsewhere, a FIFO, or a device. So every path under one of them is walked
-from the folder above it one component at a time with O_NOFOLLOW (openat-style, on directory fds),
+a link to the person's files elsewhere, a FIFO, or a device. So every path is walked from the first
+of s08's folders in it, one component at a time with O_NOFOLLOW (openat-style, on directory fds),
 each folder checked to be a real folder owned by the person, and the final name is opened with
 O_NOFOLLOW too: a link anywhere is refused with one line (`Refused`), never followed. A path that
 is not under one of s08's folders (a page the person asked for with `inspect --html FILE`, the
 user-level settings file) has its folder opened as the person named it; its last name is still never
 followed.
 
-    own_path(path)              `path` if it is in one of s08's folders (a path a log names)
+    own_path(path, workspace)   `path` if it is in the workspace's own folders (a path a log names)
     open_folder(path, create)   fd of a folder, created 0700 if asked
-    listing(folder)             (name, lstat) of each entry; nothing is followed
-    read_bytes(path, limit)     a regular file's bytes, at most `limit` (TooLarge beyond)
+    listing(folder) / lstat(p)  (name, lstat) of each entry / of one; nothing is followed
+    read_bytes(path, limit)     a regular file's bytes, at most `limit` (TooLarge beyond, known from
+                                its size before a byte is read); read_head(path, n): its first n bytes
     open_read(path)             a read-only fd of a regular file (a FIFO is never waited on)
     create_new(path)            a new file, O_EXCL: never an existing name, never through a link
     open_append(path, create)   a regular file with one name, owned by the person, for appending
@@ -165,6 +166,8 @@ def open_folder(path: Path | str, create: bool = False) -> int:
     if p.name in OWN_FOLDERS or any(part in OWN_FOLDERS for part in p.parts):
         base, folders, name = split(p / "_")
         return _walk(base, folders, create)
+    if create:
+        os.makedirs(p, FOLDER_MODE, exist_ok=True)
     return os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
 
