@@ -108,7 +108,11 @@ def _pick_session(workspace: Path, args):
     """The session --continue / --resume asks for; raises SystemExit with a message if there is none.
     --continue takes the newest interactive session (a -p or piped run's only when there is none)."""
     from session.log import find_session, list_sessions, load_session, session_origin
-    sessions = list_sessions(workspace)
+    from ui.quiet import say_err
+    skipped: list[str] = []
+    sessions = list_sessions(workspace, skipped)
+    for line in skipped:
+        say_err(line)
     if not sessions:
         raise SystemExit(f"no saved session in {workspace / '.sessions'} to resume")
     if args.resume:
@@ -122,7 +126,10 @@ def _pick_session(workspace: Path, args):
             raise SystemExit(0)
     else:
         path = next((p for p in sessions if session_origin(p) == "interactive"), sessions[0])
-    return load_session(path)
+    try:
+        return load_session(path)
+    except OSError as exc:
+        raise SystemExit(f"cannot resume {path.name}: {exc.strerror or exc}") from None
 
 
 def _end_background(app) -> None:

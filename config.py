@@ -23,6 +23,7 @@ from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 
 from redact import SECRET_SETTINGS, redact_url
+from storage import read_settings_text
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 logging.getLogger("dotenv.main").setLevel(logging.ERROR)   # we report unparseable lines ourselves
@@ -224,14 +225,10 @@ def _parse(name: str, raw: str, kind: str, minimum):
     return value
 
 
-def _dotenv_problems(path: Path) -> list[str]:
+def _dotenv_problems(path: Path, text: str) -> list[str]:
     """Lines of a .env file that python-dotenv could not parse (it skips them quietly)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as stream:
-            return [f"{path.name} line {b.original.line}: could not parse {_shown_line(b.original.string)}"
-                    for b in parse_stream(stream) if b.error]
-    except OSError as exc:
-        return [f"cannot read {path}: {exc.strerror}"]
+    return [f"{path.name} line {b.original.line}: could not parse {_shown_line(b.original.string)}"
+            for b in parse_stream(io.StringIO(text)) if b.error]
 
 
 def _shown_line(line: str) -> str:
@@ -249,11 +246,12 @@ def secret_problem(name: str, value: str) -> str | None:
 
 
 def _read_file(path: Path, warnings: list[str]) -> dict[str, str]:
-    warnings += _dotenv_problems(path)
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
+        text = read_settings_text(path)        # a regular file, bounded: a FIFO or /dev/zero is refused
+    except OSError as exc:
+        warnings.append(f"cannot read {path}: {exc.strerror or exc}")
         return {}
+    warnings += _dotenv_problems(path, text)
     values = dotenv_values(stream=io.StringIO(text), interpolate=False)     # literal: no ${VAR} from the environment
     return {k: v for k, v in values.items() if v is not None}
 

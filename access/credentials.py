@@ -46,7 +46,7 @@ from dotenv import dotenv_values
 
 from access import user_file_guard
 from redact import SECRET_SETTINGS, redact_url
-from storage import write_private
+from storage import read_settings_text, write_private
 
 KEY_NAME = "ANTHROPIC_API_KEY"
 URL_NAME = "ANTHROPIC_BASE_URL"
@@ -83,7 +83,7 @@ def _setting_name(line: str) -> str:
 
 def _lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+        return read_settings_text(path).splitlines(keepends=True)
     except FileNotFoundError:
         return []
 
@@ -142,8 +142,7 @@ def _consents(user_file: Path) -> list[dict]:
         st = path.stat()
         if st.st_uid != os.getuid() or st.st_mode & 0o022:
             return []
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read(MAX_CONSENT_BYTES).splitlines()
+        lines = read_settings_text(path)[:MAX_CONSENT_BYTES].splitlines()
     except OSError:
         return []
     entries = []
@@ -186,8 +185,7 @@ def _adapt_lines(user_file: Path) -> dict[str, list[str]]:
         st = path.stat()
         if st.st_uid != os.getuid() or st.st_mode & 0o022:
             return found
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read(MAX_CONSENT_BYTES).splitlines()
+        lines = read_settings_text(path)[:MAX_CONSENT_BYTES].splitlines()
     except OSError:
         return found
     for line in lines:

@@ -24,6 +24,7 @@ own, or writable by others counts as empty: every guarded setting in the file as
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from pathlib import Path
@@ -33,7 +34,7 @@ from dotenv.parser import parse_stream
 
 from access.pins import shown
 from redact import SECRET_SETTINGS
-from storage import write_private
+from storage import read_settings_text, write_private
 
 GUARDED = ("ANTHROPIC_BASE_URL", *SECRET_SETTINGS, "APPROVAL_MODE", "ALLOW_COMMANDS")
 DIGEST_NAME = "user-settings-digest"
@@ -70,8 +71,7 @@ def _recorded(user_file: Path) -> dict[str, str] | None:
     try:
         if st.st_uid != os.getuid() or st.st_mode & 0o022:
             return {}
-        with open(path, encoding="utf-8", errors="replace") as f:
-            data = json.loads(f.read(MAX_RECORD_BYTES))
+        data = json.loads(read_settings_text(path)[:MAX_RECORD_BYTES])
         found = data.get("settings") if isinstance(data, dict) else None
         return {k: v for k, v in found.items() if k in GUARDED and isinstance(v, str)} if isinstance(found, dict) \
             else {}
@@ -111,8 +111,7 @@ def safe_values(user_file: Path, names) -> dict[str, str | None]:
     recorded = _recorded(user_file) or {}
     safe: dict[str, str | None] = dict.fromkeys(names)
     try:
-        with open(user_file, encoding="utf-8", errors="replace") as stream:
-            bindings = list(parse_stream(stream))
+        bindings = list(parse_stream(io.StringIO(read_settings_text(user_file))))
     except OSError:
         return safe
     for binding in bindings:

@@ -8,7 +8,7 @@
 s08 never decides by these texts what the person typed (continuity.py records that); they are
 used to recognise compaction's own output (an already cleared result, a log written by an older
 s08 — session/log.py) and by tests. The `<persisted-output>` frame of an output moved to disk is
-storage.py's (PERSISTED_OPEN, SAVED_TO), since the bash tool writes it too.
+storage's (PERSISTED_OPEN, SAVED_TO), since the bash tool writes it too.
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Callable
 from events import Compaction, CompactionKind, Emit, ignore, Notice, SummaryWait
 from messages import blocks
 from storage import SNIPPED, TASK_OUTPUTS_DIR, finish_transcript, relative
+from storage.safe import own_path
 from .background import Background, Preparation, covers, prompt_key
 from .boundaries import result_text
 from .markers import PLACEHOLDER_PREFIX
@@ -370,7 +371,7 @@ class Compactor:
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
                         and result_text(b).startswith(PLACEHOLDER_PREFIX))
         try:
-            finish_transcript(self.workspace / prep.transcript, tokens_before=measured, tokens_after=after)
+            finish_transcript(own_path(prep.transcript, self.workspace), tokens_before=measured, tokens_after=after)
         except OSError:
             pass                           # the header keeps tokens_after null
         self.failures, self.auto_enabled = 0, True

@@ -7,7 +7,7 @@ The seed's arithmetic (keep 3 at the head, the rest from the tail), with two
 changes. It cuts down to SNIP_TARGET_MESSAGES (20), well below the trigger
 (50), so it fires once every ~30 messages instead of every turn (each snip
 rewrites the prompt and breaks its cache; bench/cost.py chose the numbers). And nothing is lost: the snipped messages are
-saved to a transcript of their own (one snip, one file, its header first: storage.py) that the marker names, and what the cut hides rides along
+saved to a transcript of their own (one snip, one file, its header first: storage/) that the marker names, and what the cut hides rides along
 in the marker (continuity.py): every message the person typed that the rest
 of the history no longer shows, and the work ledger of the snipped part. The
 snip must save tokens by itself; what rides along is the price of keeping
@@ -26,6 +26,7 @@ from typing import ClassVar
 
 from events import Compaction, CompactionKind, Emit, ignore
 from storage import SNIPPED, relative, reserve_transcript, transcript_header, write_transcript
+from storage.safe import remove
 from .boundaries import safe_cuts
 from .continuity import Continuity
 from .layer import LayerContext, SettingsLayer
@@ -101,7 +102,7 @@ def snip_to_transcript(messages: list[dict], max_messages: int = DEFAULTS.max_me
     marker = {"type": "text", "text": f"{SNIP_PREFIX}{len(snipped)} messages → {shown}]"}
     kept = messages[:head_end] + [{"role": "user", "content": [marker]}] + messages[tail_start:]
     if estimate_tokens(kept) >= estimate_tokens(messages):
-        path.unlink(missing_ok=True)       # nothing gained: keep the history as it is
+        remove(path)                       # nothing gained: keep the history as it is
         return messages, None
     keep = continuity or Continuity.from_history(messages, workspace)
     extra, moved = keep.blocks_for_cut(kept, shown, only_unseen=True)    # what the cut hides, riding along

@@ -26,6 +26,11 @@ Session log records (session/log.py lists the others):
 
 Before a file is put back, what it holds now is compared with what the tool left there: if you or a
 command changed it since, that content is kept as a blob too, and the line about the file says where.
+When that content cannot be kept (larger than MAX_KEPT_BYTES, or the disk refused), the file is left
+as it is, with a line saying so: /undo never destroys work it cannot keep. Putting back applies the
+file tools' refusals to the resolved target (tools/workspace.py): never outside the workspace, never
+s08's settings files or .sessions/, never through a link. Blobs live in s08's own folder and are
+written and read through storage/safe.py.
 
 `prompt` is the number of the person's message that started the turn, `turn` the number of their
 latest message when the change was made (a "no, because …" at an approval question is one too).
@@ -47,12 +52,13 @@ from typing import Callable
 
 from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
 from messages import blocks, close_dangling_tool_uses
-from storage import FILE_MODE, make_private_folders, relative
+from storage import relative, safe
 from tools.safe_fs import open_dir, open_file, replace_file
-from tools.workspace import ToolError, resolve_in_workspace
+from tools.workspace import ToolError, refuse_s08_files, resolve_in_workspace
 
 CHANGING_TOOLS = ("write_file", "edit_file")
 MAX_KEPT_BYTES = 10 * 1024 * 1024
+MAX_HASHED_BYTES = 1024 * 1024 * 1024     # a file larger than this is not compared (and so never overwritten)
 COMPACTION_TEXTS = (COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX)
 BLOB_NAME = re.compile(r"(?:[0-9a-f]{64})?")          # a SHA-256, or "" (nothing kept)
 
@@ -122,7 +128,7 @@ class Checkpoints:
         if name not in CHANGING_TOOLS or not isinstance(args, dict) or self.folder is None:
             return None
         try:
-            target = resolve_in_workspace(self.workspace, args.get("path"))
+            target = self._target(args.get("path"))
         except (ToolError, OSError, ValueError):
             return None
         path = relative(self.workspace, target)
@@ -145,19 +151,30 @@ class Checkpoints:
         except OSError:                   # the disk refused: the change goes on, /undo says it cannot
             return Entry(prompt, turn, path, True, "")
 
+    def _target(self, path) -> Path:
+        """The resolved file a path names, refused as the file tools refuse it."""
+        target = resolve_in_workspace(self.workspace, path)
+        refuse_s08_files(self.workspace, target)
+        return target
+
+    def _kept_path(self, path: str) -> Path:
+        """The file an entry names, for putting back: refused as the file tools refuse it, and the very
+        path the tool changed (it was recorded resolved) — a link that appeared in it since is not
+        followed, so what is put back or removed is never another file."""
+        target = self._target(path)
+        if target != self.workspace / path:
+            raise ToolError(f"{path} is now a link (to {relative(self.workspace, target)}); not following it")
+        return target
+
     def _store(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         assert self.folder is not None
-        blob = self.folder / digest
-        if blob.exists():
-            return digest
-        make_private_folders(self.folder)
-        tmp = self.folder / f".{digest}.{os.getpid()}.tmp"
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, FILE_MODE), "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, blob)
+        try:
+            if stat.S_ISREG(safe.lstat(self.folder / digest).st_mode):
+                return digest
+        except FileNotFoundError:
+            pass
+        safe.replace(self.folder / digest, data)       # a link or anything else at that name is replaced
         return digest
 
     def commit(self, entry: Entry | None) -> None:
@@ -214,8 +231,8 @@ class Checkpoints:
             last[self.entries[i].path] = self.entries[i]
         lines = []
         for path, entry in first.items():
-            kept = self._kept_if_changed(last[path])        # before it is overwritten
-            lines.append(f"{path}: {self._put_back(entry)}{kept}")
+            kept, go_on = self._kept_if_changed(last[path])        # before it is overwritten
+            lines.append(f"{path}: {self._put_back(entry)}{kept}" if go_on else f"{path}: {kept}")
         for i in indexes:
             self.entries[i].undone = True
         if indexes:
@@ -224,8 +241,8 @@ class Checkpoints:
 
     def _put_back(self, entry: Entry) -> str:
         try:
-            target = resolve_in_workspace(self.workspace, entry.path)
-        except ToolError as exc:
+            target = self._kept_path(entry.path)
+        except (ToolError, OSError, ValueError) as exc:
             return f"not restored ({exc})"
         if not entry.existed:
             return self._remove(target)
@@ -246,42 +263,68 @@ class Checkpoints:
 
     def _digest(self, path: str) -> str | None:
         """sha256 of the file at `path` now (None: absent, not a regular file inside, or too large)."""
-        data = self._current(path)
-        return hashlib.sha256(data).hexdigest() if data is not None else None
+        now = self._current(path)
+        return now[0] if now is not None else None
 
-    def _current(self, path: str) -> bytes | None:
+    def _current(self, path: str) -> tuple[str, bytes | None] | None:
+        """(sha256, its bytes — None when larger than MAX_KEPT_BYTES) of the file at `path` now; None when
+        it is absent, not a regular file inside the workspace, or larger than MAX_HASHED_BYTES."""
         try:
-            target = resolve_in_workspace(self.workspace, path)
-            with os.fdopen(open_file(self.workspace, target), "rb") as f:
-                data = f.read(MAX_KEPT_BYTES + 1)
-        except (ToolError, OSError):
+            target = self._target(path)
+            fd = open_file(self.workspace, target)
+        except (ToolError, OSError, ValueError):
             return None
-        return data if len(data) <= MAX_KEPT_BYTES else None
+        digest, head, size = hashlib.sha256(), b"", 0
+        with os.fdopen(fd, "rb") as f:
+            while chunk := f.read(1024 * 1024):
+                size += len(chunk)
+                if size > MAX_HASHED_BYTES:
+                    return None
+                digest.update(chunk)
+                if size <= MAX_KEPT_BYTES:
+                    head += chunk
+        return digest.hexdigest(), head if size <= MAX_KEPT_BYTES else None
 
-    def _kept_if_changed(self, latest: Entry) -> str:
+    def _kept_if_changed(self, latest: Entry) -> tuple[str, bool]:
         """Before a file is put back: if something changed it after the file tool did (you, a command),
-        keep what it holds now, and say where — nothing is lost by /undo."""
-        data = self._current(latest.path)
-        if not latest.after or data is None or hashlib.sha256(data).hexdigest() == latest.after:
-            return ""
+        keep what it holds now, and say where — nothing is lost by /undo. (the text for its line, whether
+        to put it back): a change that cannot be kept leaves the file as it is."""
+        if not os.path.lexists(self.workspace / latest.path):
+            return "", True
+        try:
+            self._kept_path(latest.path)
+        except (ToolError, OSError, ValueError):
+            return "", True                # _put_back refuses it with its reason
+        now = self._current(latest.path)
+        if now is None:
+            return (f"left as it is: it is larger than {MAX_HASHED_BYTES // (1024 * 1024)} MB or cannot be read, so "
+                    "s08 cannot tell whether it changed since s08 wrote it", False)
+        digest, data = now
+        if digest == latest.after:
+            return "", True
+        if data is None:
+            return (f"left as it is: it changed since s08 wrote it and is larger than {MAX_KEPT_BYTES // (1024 * 1024)} "
+                    "MB, so that change cannot be kept — undo it by hand if you mean to", False)
+        if not latest.after:
+            return "", True                # older logs do not say what the tool left there
         try:
             kept = self._store(data)
-        except OSError:
-            return " (it had changed since s08 wrote it; that change could not be kept)"
+        except OSError as exc:
+            return (f"left as it is: it changed since s08 wrote it, and that change could not be kept "
+                    f"({exc.strerror or exc})", False)
         assert self.folder is not None
         return (f" (it had changed since s08 wrote it; what it held is kept in "
-                f"{relative(self.workspace, self.folder / kept)})")
+                f"{relative(self.workspace, self.folder / kept)})", True)
 
     def _blob(self, name: str) -> bytes | None:
         """A kept file's bytes: a regular file, not followed through a link, read up to its size limit
         (a command may have replaced it; the SHA-256 check decides if it is still what was kept)."""
         if self.folder is None:
             return None
-        fd = os.open(self.folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return None
-            return f.read(MAX_KEPT_BYTES + 1)
+        try:
+            return safe.read_bytes(self.folder / name, MAX_KEPT_BYTES)
+        except safe.TooLarge:
+            return None
 
     def _remove(self, target: Path) -> str:
         if not os.path.lexists(target):

@@ -5,11 +5,14 @@ at a time — and checked before each record, because the workspace is not s08's
     log.tampered()                            was the file replaced, removed or changed by anything else?
     log.rewrite(records)                      replace it atomically with a header and `records`
 
-    list_sessions(workspace)                  this workspace's logs, newest first
+    list_sessions(workspace, skipped)         this workspace's logs, newest first (a link, a FIFO, a
+                                              device in .sessions/ is left out, with one line in `skipped`)
     find_session(workspace, id_or_prefix)     one log by id or unique prefix
     session_origin(path)                      how it was run: "interactive", "print" or "piped"
 
-What the records mean is session/log.py's business, replaying them session/replay.py's.
+What the records mean is session/log.py's business, replaying them session/replay.py's. Every
+open goes through storage/safe.py: the log is never followed through a link, and a log s08 appends
+to or cuts is a regular file of yours with one name.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ import fcntl
 import json
 import os
 import secrets
+import stat
 import time
 from pathlib import Path
 
-from storage import FILE_MODE, SESSIONS_DIR, ensure_folder
+from storage import SESSIONS_DIR, ensure_folder, safe
 
 
 class SessionBusy(Exception):
@@ -36,10 +40,7 @@ def _encode(record: dict) -> bytes:
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:                           # one write() in practice; loop only on a short write
-        view = view[os.write(fd, view):]
+_write_all = safe.write_all
 
 
 class SessionLog:
@@ -55,8 +56,7 @@ class SessionLog:
 
     def _open(self, create: bool) -> None:
         ensure_folder(self.path.parent)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | (os.O_CREAT | os.O_EXCL if create else 0)
-        fd = os.open(self.path, flags, FILE_MODE)
+        fd = safe.open_append(self.path, create=create, read=True)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -83,7 +83,7 @@ class SessionLog:
         if self.fd is None or self.stamp is None:
             return False
         try:
-            st = os.stat(self.path, follow_symlinks=False)
+            st = safe.lstat(self.path)
         except OSError:
             return True
         return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != self.stamp
@@ -92,38 +92,32 @@ class SessionLog:
         """Replace the file at our path, atomically, with a header and `records`, and go on appending
         to the new file (locked before it appears under the name)."""
         ensure_folder(self.path.parent)
-        tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND, FILE_MODE)
-        try:
+        taken: list[int] = []
+
+        def lock(fd: int) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            _write_all(fd, b"".join(_encode(r) for r in [self.header_record(), *records]))
-            os.fsync(fd)
-            os.replace(tmp, self.path)
-        except BaseException:
-            os.close(fd)
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+            taken.append(fd)
+        safe.replace(self.path, b"".join(_encode(r) for r in [self.header_record(), *records]), before_rename=lock)
         if self.fd is not None:
             os.close(self.fd)             # releases the lock on the file that was replaced
-        self.fd = fd
+        self.fd = taken[0]
         self._remember()
 
     def _drop_torn_tail(self) -> None:
         """A kill mid-write can leave a last line without its newline: cut it off before appending
         (load_session drops the same line, so the file and the replay agree)."""
         size = os.fstat(self.fd).st_size
-        if not size:
+        if not size or os.pread(self.fd, 1, size - 1) == b"\n":
             return
-        with open(self.path, "rb") as f:
-            f.seek(size - 1)
-            if f.read(1) == b"\n":
+        start = size
+        while start > 0:                  # back from the end to the last newline, a block at a time
+            start = max(0, start - 65536)
+            at = os.pread(self.fd, size - start, start).rfind(b"\n")
+            if at >= 0:
+                os.ftruncate(self.fd, start + at + 1)
                 return
-            f.seek(0)
-            data = f.read()
-        os.truncate(self.path, data.rfind(b"\n") + 1)
+        os.ftruncate(self.fd, 0)
 
     def write(self, record: dict) -> None:
         if self.fd is None:
@@ -150,19 +144,34 @@ class SessionLog:
             self.fd = None
 
 
-def list_sessions(workspace: Path) -> list[Path]:
-    """Session logs of this workspace, newest first."""
+def list_sessions(workspace: Path, skipped: list[str] | None = None) -> list[Path]:
+    """Session logs of this workspace, newest first: regular files only (what else is there — a link,
+    a FIFO, a device — gets one line in `skipped`; a linked or foreign .sessions folder, one line)."""
     folder = Path(workspace) / SESSIONS_DIR
-    if not folder.is_dir():
+    try:
+        entries = safe.listing(folder)
+    except FileNotFoundError:
         return []
-    return sorted(folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+    except OSError as exc:
+        if skipped is not None:
+            skipped.append(str(exc) if isinstance(exc, safe.Refused) else f"{folder}: {exc.strerror or exc}")
+        return []
+    found = []
+    for name, st in entries:
+        if not name.endswith(".jsonl") or name.startswith("."):
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((st.st_mtime, name))
+        elif skipped is not None:
+            skipped.append(f"{SESSIONS_DIR}/{name} is {safe.kind(st.st_mode)}, not a session log s08 wrote; skipped")
+    return [folder / name for _, name in sorted(found, reverse=True)]
 
 
 def session_origin(path: Path) -> str:
     """How a session was run, from its header: "interactive", "print" (-p) or "piped" ("" if unknown)."""
     try:
-        with open(path, "rb") as f:
-            header = json.loads(f.readline(65536).decode("utf-8", "replace"))
+        head = safe.read_head(path, 65536).split(b"\n", 1)[0]
+        header = json.loads(head.decode("utf-8", "replace"))
     except (OSError, ValueError):
         return ""
     origin = header.get("origin", "") if isinstance(header, dict) else ""

@@ -23,6 +23,7 @@ from compaction.window import MIN_WINDOW
 from messages import blocks
 from llm.usage import clean_usage
 from session.repair import STOPPED_RESULT, make_sendable
+from storage import LOG_LIMIT, safe
 
 CONTINUITY_RECORDS = ("typed", "typed_saved", "work", "kept", "rewound", "skill")
 MAX_SKILL_CHARS = 256 * 1024        # prompts/files.py reads no more of a SKILL.md
@@ -220,8 +221,9 @@ def legacy_typed_texts(messages: list[dict]) -> list[dict]:
 
 
 def load_session(path: Path) -> LoadedSession:
-    """Read a session log; a last line without its newline was cut off mid-write and is dropped."""
-    raw = path.read_bytes().decode("utf-8", errors="replace")
+    """Read a session log; a last line without its newline was cut off mid-write and is dropped. Only a
+    regular file, not through a link, at most LOG_LIMIT bytes (storage.Refused / TooLarge otherwise)."""
+    raw = safe.read_bytes(path, LOG_LIMIT).decode("utf-8", errors="replace")
     lines = raw.split("\n")
     torn = lines.pop() if lines else ""           # "" when the file ends with a newline
     loaded = replay([line for line in lines if line.strip()])

@@ -21,7 +21,7 @@ from pathlib import Path
 from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
 from llm.usage import Usage, clean_usage
 from session.costs import TokenTally, price_of
-from storage import read_transcript
+from storage import LOG_LIMIT, read_transcript, safe
 
 DEFAULT_LIMIT = 140_000
 SUMMARY_KINDS = ("summary", "manual", "reactive", "cold")
@@ -107,7 +107,7 @@ def _int(value) -> int | None:
 
 
 def _lines(path: Path, notices: list[str]) -> list[str]:
-    raw = path.read_bytes().decode("utf-8", errors="replace")
+    raw = safe.read_bytes(path, LOG_LIMIT).decode("utf-8", errors="replace")
     lines = raw.split("\n")
     if lines and lines[-1].strip():
         notices.append("the last line of the log was cut off (the session stopped mid-write); it is left out")
@@ -248,20 +248,20 @@ def event_detail(timeline: Timeline, workspace: Path, n: int) -> Detail:
         if target.suffix == ".jsonl":
             detail.header, detail.messages = read_transcript(target)
         else:
-            with open(target, encoding="utf-8", errors="replace") as f:
-                detail.text = f.read(DETAIL_TEXT_CHARS)
+            detail.text = safe.read_head(target, DETAIL_TEXT_CHARS * 4).decode("utf-8", "replace")[:DETAIL_TEXT_CHARS]
     except OSError as exc:
         detail.problem = f"cannot read {shown}: {exc.strerror or exc}"
     return detail
 
 
 def _inside(workspace: Path, shown: str) -> Path | None:
-    root = Path(workspace).resolve()
-    try:
-        target = (root / shown).resolve()
-    except (OSError, ValueError):
-        return None
-    for folder in (".transcripts", ".task_outputs"):
-        if target.is_relative_to(root / folder):
+    """The file a log names, if it is in .transcripts/ or .task_outputs/ as written (no `..`; it is then
+    opened without following any link: storage/safe.py)."""
+    for base in (Path(workspace), Path(workspace).resolve()):
+        try:
+            target = safe.own_path(shown, base)
+        except OSError:
+            continue
+        if target.relative_to(base).parts[0] in (".transcripts", ".task_outputs"):
             return target
     return None

@@ -48,7 +48,10 @@ def restore_checkpoints(app, loaded) -> None:
 def resume_other(app, arg: str):
     from session.log import SessionBusy, SessionLog, find_session, list_sessions, load_session
     here = app.messages.log.path if app.messages.log is not None else None
-    paths = [p for p in list_sessions(app.workspace) if p != here]
+    skipped: list[str] = []
+    paths = [p for p in list_sessions(app.workspace, skipped) if p != here]
+    for line in skipped:
+        app.emit(Notice(line, "warning"))
     if arg:
         path = find_session(app.workspace, arg)
         if path is None or path == here:

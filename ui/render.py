@@ -24,6 +24,7 @@ from events import CleanReport, TimelineReport
 from events import (ClearScreen, HooksReport, Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice,
                     RequestStarted, ResponseDone, Retrying, SessionChoices, SessionResumed, ShowToolResult, SummaryWait,
                     TextDelta, ToolFinished, ToolOutput, ToolStarted, TurnStatus)
+from storage.safe import read_head
 from .activity import Activity
 from .markdown_stream import MarkdownStream
 from .reports import context_report, cost_report, help_report, hooks_report, memory_report, status_line
@@ -166,8 +167,7 @@ class Renderer:
         saved = parse_persisted(finished.content)
         if saved and self.workspace is not None:
             try:
-                with open(self.workspace / saved["path"], "rb") as f:
-                    data = f.read(PAGE_LIMIT + 1)
+                data = read_head(self.workspace / saved["path"], PAGE_LIMIT + 1)
                 more = f"\n[… only the first {PAGE_LIMIT:,} bytes are shown; the file is {saved['path']}]" \
                     if len(data) > PAGE_LIMIT else ""
                 text = f"{finished.name}: {saved['path']}\n\n" + data[:PAGE_LIMIT].decode("utf-8", "replace") + more

@@ -7,7 +7,9 @@
     s08 clean [--yes] [--keep-days N]                what s08's folders take, and removing sessions
                                                      unused for more than KEEP_DAYS (asks first)
 
-They read logs and files only (no model, no key). `/timeline` and `/clean` (commands.py) are the same
+They read logs and files only (no model, no key), through storage/safe.py: a log that is a link, a
+FIFO or a device is skipped with one line; the --html page is written to a unique new file next to
+FILE and renamed over it (a link at FILE is replaced, never written through). `/timeline` and `/clean` (commands.py) are the same
 views inside the REPL. Exit status: 0, 1 when something asked for does not exist or cannot be written,
 2 for bad arguments.
 """
@@ -20,11 +22,14 @@ import os
 import sys
 from pathlib import Path
 
+from storage import safe
+
 SUBCOMMANDS = {        # name → one line of help (here, in `s08 --help` and in docs/sessions.md: a test compares them)
     "sessions": "list this workspace's sessions",
     "inspect": "one session's timeline: context per request, compactions, cost",
     "clean": "show what s08's folders take; remove sessions older than KEEP_DAYS",
 }
+FIRST_TYPED_BYTES = 4 * 1024 * 1024      # where the first typed message is looked for
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -49,20 +54,23 @@ def _settings(workspace: Path, env_file: Path | None):
     return load_settings(workspace, env_file).settings
 
 
-def session_rows(workspace: Path) -> list[dict]:
-    """For `s08 sessions`: each session's requests, compactions, cost, files and state."""
+def session_rows(workspace: Path, skipped: list[str] | None = None) -> list[dict]:
+    """For `s08 sessions`: each session's requests, compactions, cost, files and state (a log that
+    cannot be read: one line in `skipped`)."""
     from session.clean import survey
     from session.file import list_sessions
     from session.timeline import read_timeline
     found = survey(workspace)
     rows = []
-    for path in list_sessions(workspace):
+    for path in list_sessions(workspace, skipped):
         try:
             t = read_timeline(path)
-        except OSError:
+        except OSError as exc:
+            if skipped is not None:
+                skipped.append(f"{path.name}: {exc.strerror or exc}")
             continue
         s = found.sessions.get(path.stem)
-        rows.append({"id": path.stem, "mtime": s.mtime if s else path.stat().st_mtime, "requests": len(t.requests),
+        rows.append({"id": path.stem, "mtime": s.mtime if s else 0.0, "requests": len(t.requests),
                      "events": len(t.events), "bytes": s.bytes if s else 0, "cost": t.cost,
                      "running": bool(s and s.running), "first": _first_typed(path)})
     return rows
@@ -71,18 +79,16 @@ def session_rows(workspace: Path) -> list[dict]:
 def _first_typed(path: Path) -> str:
     """The first thing the person typed (a "typed" record near the top of the log), for the list."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for n, line in enumerate(f):
-                if n > 200:
-                    break
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and record.get("t") == "typed" and isinstance(record.get("text"), str):
-                    return record["text"][:200]
+        head = safe.read_head(path, FIRST_TYPED_BYTES).decode("utf-8", "replace")
     except OSError:
-        pass
+        return ""
+    for line in head.split("\n")[:200]:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("t") == "typed" and isinstance(record.get("text"), str):
+            return record["text"][:200]
     return ""
 
 
@@ -94,10 +100,7 @@ def load_details(timeline, workspace: Path) -> list:
 def write_html(timeline, workspace: Path, target: Path) -> None:
     from ui.timeline_html import timeline_html
     page = timeline_html(timeline, load_details(timeline, workspace))
-    tmp = target.with_name(f".{target.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(page)
-    os.replace(tmp, target)
+    safe.replace(target, page.encode("utf-8"), mode=0o644)
 
 
 def main(argv: list[str], prog: str) -> int:
@@ -111,7 +114,11 @@ def main(argv: list[str], prog: str) -> int:
         return 2
     if args.command == "sessions":
         from ui.timeline_view import session_table
-        session_table(console, session_rows(workspace))
+        skipped: list[str] = []
+        rows = session_rows(workspace, skipped)
+        for line in skipped:
+            say_err(line)
+        session_table(console, rows)
         return 0
     if args.command == "inspect":
         return _inspect(args, workspace, console)
@@ -123,13 +130,20 @@ def _inspect(args, workspace: Path, console) -> int:
     from session.timeline import read_timeline
     from ui.quiet import say_err
     from ui.timeline_view import event_view, timeline_view
-    sessions = list_sessions(workspace)
+    skipped: list[str] = []
+    sessions = list_sessions(workspace, skipped)
+    for line in skipped:
+        say_err(line)
     path = find_session(workspace, args.id) if args.id else (sessions[0] if sessions else None)
     if path is None:
         say_err(f"no single session matches {args.id!r}; s08 sessions lists them" if args.id else
                 f"no saved session in {workspace / '.sessions'}")
         return 1
-    timeline = read_timeline(path, _settings(workspace, args.env_file).context_limit)
+    try:
+        timeline = read_timeline(path, _settings(workspace, args.env_file).context_limit)
+    except OSError as exc:
+        say_err(f"cannot read {path.name}: {exc.strerror or exc}")
+        return 1
     if args.html is not None:
         try:
             write_html(timeline, workspace, args.html)

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from messages import blocks
 from redact import redact_url
+from storage import safe
 from .sanitize import safe_line
 from .toolview import summarize_input
 
@@ -99,7 +100,7 @@ def session_lines(n: int, path: Path, width: int) -> list[Text]:
     from session.replay import load_session
     try:
         loaded = load_session(path)
-        mtime = path.stat().st_mtime
+        mtime = safe.lstat(path).st_mtime
     except (OSError, ValueError) as exc:
         return [Text().append(f"  {n:>2}  ", style="cyan")
                 .append(f"{safe_line(path.stem)}  (unreadable: {safe_line(exc)})")]

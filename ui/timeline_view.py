@@ -193,6 +193,8 @@ def clean_report(console: Console, chosen) -> None:
         elif s.id in going:
             line.append("  remove", style="red")
         console.print(line, no_wrap=True, overflow="ellipsis")
+    for line in found.refused:
+        console.print(Text(safe_line(line, 300), style="yellow"), no_wrap=True, overflow="ellipsis")
     if found.loose:
         console.print(Text(f"  {'older files (no session in their name)':<40} {size(found.loose_bytes):>9}  "
                            f"{len(found.loose)} file(s), {len(chosen.loose)} to remove"))

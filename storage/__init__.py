@@ -1,4 +1,7 @@
-"""Every file s08 writes for itself goes through here: `.task_outputs/` and `.transcripts/`.
+"""Every file s08 reads or writes for itself goes through this package: `.sessions/`, `.transcripts/`,
+`.task_outputs/`, checkpoints, the HTML timeline page, the user-level settings files.
+storage/safe.py opens them (never through a link, only regular files, every read bounded); here are
+the names and formats.
 
 Each file a session writes is named for it, with an ordinal that sorts by time:
 
@@ -19,16 +22,22 @@ at a temp dir simply by using a temp workspace. Everything s08 creates for
 itself is owner-only (files 0600, folders 0700): outputs and transcripts hold
 what the person's commands printed. `write_private` replaces a small private file whole (the
 user-level settings file, trusted-endpoints and its digest: access/credentials.py).
+A transcript is read up to TRANSCRIPT_LIMIT bytes, a session log up to LOG_LIMIT.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import secrets
+import stat
 import time
 from pathlib import Path
+
+from storage import safe
+from storage.safe import FILE_MODE, FOLDER_MODE, MB, Refused, TooLarge  # noqa: F401  (re-exported)
 
 TASK_OUTPUTS_DIR = ".task_outputs"
 LEGACY_OUTPUTS_DIR = ".task_outputs/tool-results"     # where s08 before session-named files put outputs
@@ -47,40 +56,50 @@ def safe_stem(text: str, max_len: int = 64) -> str:
     return _SAFE.sub("_", text).strip("._")[:max_len] or "output"
 
 
-FILE_MODE, FOLDER_MODE = 0o600, 0o700
+TRANSCRIPT_LIMIT = LOG_LIMIT = 256 * MB       # what one transcript or session log may hold to be read
+SETTINGS_LIMIT = 1 * MB                       # a settings file (.env, the user-level one, trusted endpoints)
 
 
 def make_private_folders(folder: Path) -> None:
-    """mkdir -p, each folder it creates owner-only (pathlib's parents=True ignores the mode)."""
+    """mkdir -p, each folder it creates owner-only (pathlib's parents=True ignores the mode); s08's
+    own folders in it are walked without following links (storage/safe.py)."""
+    base, folders, _ = safe.split(Path(folder) / "_")
     missing = []
-    while not folder.exists() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
+    while not base.exists() and base != base.parent:
+        missing.append(base)
+        base = base.parent
     for path in reversed(missing):
         try:
             path.mkdir(mode=FOLDER_MODE)
         except FileExistsError:
             pass
+    if folders:
+        os.close(safe.open_folder(folder, create=True))
 
 
 def private_file(path: Path) -> Path:
-    """Make sure `path` exists, created owner-only (with its folders) if it did not."""
+    """Make sure `path` exists, created owner-only (with its folders) if it did not; a link, a FIFO or
+    a device there is refused (Refused)."""
     make_private_folders(path.parent)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE))
+    try:
+        os.close(safe.create_new(path))
+    except FileExistsError:
+        os.close(safe.open_read(path))            # a regular file, not a link
     return path
 
 
 def ensure_folder(folder: Path) -> Path:
     """Create one of s08's folders, with a .gitignore so a `git add -A` never commits its contents."""
-    make_private_folders(folder)
-    folder.mkdir(mode=FOLDER_MODE, exist_ok=True)      # raises if something else is in the way
-    ignore = folder / ".gitignore"
-    if not ignore.exists():
-        try:
-            with os.fdopen(os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE), "w") as f:
-                f.write("# written by s08: outputs, transcripts and sessions stay out of git\n*\n")
-        except OSError:
-            pass
+    fd = safe.open_folder(folder, create=True)     # refuses a link, or anything but a folder of yours
+    try:
+        ignore = os.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         FILE_MODE, dir_fd=fd)
+        with os.fdopen(ignore, "w") as f:
+            f.write("# written by s08: outputs, transcripts and sessions stay out of git\n*\n")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
     return folder
 
 
@@ -93,7 +112,7 @@ def create_unique(folder: Path, stem: str, suffix: str) -> tuple[Path, int]:
             name = f"{stem}-{secrets.token_hex(4)}{suffix}"
         path = folder / name
         try:
-            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            return path, safe.create_new(path)
         except FileExistsError:
             continue
     raise OSError(f"could not create a unique file for {stem!r} in {folder}")
@@ -132,7 +151,7 @@ def _next_ordinal(workspace: Path, session: str) -> int:
     highest = 0
     for folder in (workspace / TRANSCRIPTS_DIR, workspace / TASK_OUTPUTS_DIR):
         try:
-            names = os.listdir(folder)
+            names = [name for name, _ in safe.listing(folder)]
         except OSError:
             continue
         for name in names:
@@ -153,7 +172,7 @@ def create_session_file(workspace: Path, folder: Path, kind: str, suffix: str) -
     for _ in range(10_000):
         path = folder / f"{session}-{n:03d}-{kind}{suffix}"
         try:
-            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            return path, safe.create_new(path)
         except FileExistsError:
             n += 1
     raise OSError(f"could not create a unique file for {kind!r} in {folder}")
@@ -168,13 +187,8 @@ def transcript_header(workspace: Path, kind: str, trigger: str = "", before: int
 
 
 def _write_lines(path: Path, lines: list[dict]) -> None:
-    tmp = path.parent / f".{path.name}.tmp"    # fill it via rename: a reader never sees half a file
-    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE), "w", encoding="utf-8",
-                   errors="replace") as f:
-        f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in lines))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    text = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in lines)
+    safe.replace(path, text.encode("utf-8", "replace"))      # via a rename: a reader never sees half a file
 
 
 def write_transcript(workspace: Path, messages: list[dict], header: dict | None = None,
@@ -182,13 +196,14 @@ def write_transcript(workspace: Path, messages: list[dict], header: dict | None 
     """Save a history as JSONL (its header, then one API-shaped message per line), atomically, in a new
     file named for the session and the header's kind (or in `path`, reserved before); never overwriting."""
     header = header or transcript_header(workspace, SUMMARIZED, end=len(messages), of=len(messages))
-    final = path or reserve_transcript(workspace, header.get("kind", SUMMARIZED))
+    final = safe.own_path(path) if path else reserve_transcript(workspace, header.get("kind", SUMMARIZED))
     _write_lines(final, [header, *messages])
     return final
 
 
 def finish_transcript(path: Path, **fields) -> None:
     """Complete a transcript's header (e.g. the tokens after the summary), atomically."""
+    path = safe.own_path(path)                  # it may come from a session log
     header, messages = read_transcript(path)
     if header is not None:
         _write_lines(path, [{**header, **fields}, *messages])
@@ -197,18 +212,18 @@ def finish_transcript(path: Path, **fields) -> None:
 def read_transcript(path: Path) -> tuple[dict | None, list[dict]]:
     """(its header — None in an older transcript —, its messages); unreadable lines are skipped."""
     header, messages = None, []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(record, dict):
-                continue
-            if n == 0 and record.get("t") == HEADER and "role" not in record:
-                header = record
-            elif "role" in record:
-                messages.append(record)
+    text = safe.read_bytes(path, TRANSCRIPT_LIMIT).decode("utf-8", "replace")
+    for n, line in enumerate(text.split("\n")):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        if n == 0 and record.get("t") == HEADER and "role" not in record:
+            header = record
+        elif "role" in record:
+            messages.append(record)
     return header, messages
 
 
@@ -229,11 +244,13 @@ def write_output(workspace: Path, tool: str, text: str) -> Path:
 
 def append_transcript(workspace: Path, messages: list[dict], path: Path | None = None) -> Path:
     """Append messages (JSONL, one per line) to `path`, or to a new unique transcript."""
-    path = path or reserve_transcript(workspace, SNIPPED)
-    with open(path, "a", encoding="utf-8", errors="replace") as f:
-        f.write("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
-        f.flush()
-        os.fsync(f.fileno())
+    path = safe.own_path(path) if path else reserve_transcript(workspace, SNIPPED)
+    fd = safe.open_append(path)
+    try:
+        safe.write_all(fd, "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages).encode("utf-8", "replace"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
     return path
 
 
@@ -272,22 +289,31 @@ def persisted_block(shown_path: str, total_chars: int, total_lines: int, head: s
 
 
 def write_private(path: Path, text: str) -> None:
-    """Replace `path` with `text`: folder 0700, file 0600 from the moment it exists, one rename."""
+    """Replace `path` with `text`: folder 0700 and yours, file 0600 from the moment it exists (a unique
+    O_EXCL temporary file), one rename inside the folder (a link at `path` is replaced, not followed)."""
     folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(folder, 0o700)
-    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    folder.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid():
+            raise Refused(f"{folder} is owned by someone else (uid {st.st_uid}); s08 does not keep settings there")
+        if stat.S_IMODE(st.st_mode) != FOLDER_MODE:
+            os.fchmod(fd, FOLDER_MODE)
+    finally:
+        os.close(fd)
+    safe.replace(path, text.encode("utf-8"))
+
+
+def read_settings_text(path: Path) -> str:
+    """A settings file's text: a regular file (a link to one is followed: the person may keep their
+    settings anywhere; a FIFO or a device is refused), at most SETTINGS_LIMIT bytes."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Refused(f"{path} is not a regular file (a FIFO or a device); not read as settings", errno.EINVAL)
+        os.set_blocking(fd, True)
+        data = f.read(SETTINGS_LIMIT + 1)
+    if len(data) > SETTINGS_LIMIT:
+        raise TooLarge(f"{path} is larger than {SETTINGS_LIMIT // MB} MB; not read as settings")
+    return data.decode("utf-8", "replace")
