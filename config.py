@@ -135,7 +135,7 @@ class Settings:
     sandbox: str = _field("read-only", "read-only (commands that run without a question run in a read-only "
                                        "kernel sandbox), workspace (every command may write only in the "
                                        "workspace, no network) or off (no sandbox: every command asks)", "sandbox",
-                      folder="ask")
+                      folder="yes")    # workspace and off only tighten: unasked commands stay read-only or ask
     sandbox_network: str = _field("off", "under SANDBOX=workspace, let commands use TCP", "bool", folder="ask")
     max_processes: int = _field(512, "processes one command may have running at once before s08 kills it",
                                 "int", 8, folder="ask")

@@ -8,7 +8,7 @@ earlier session can write one. Two kinds of its settings are used only if the pe
     relaxations     APPROVAL_MODE other than default and ALLOW_COMMANDS (commands that run without
                     asking), S08_HISTORY_FILE (where what the person types is kept: outside the workspace),
                     MODEL_ID other than the default (the model every request goes to, and its price),
-                    SANDBOX, SANDBOX_NETWORK and MAX_PROCESSES (what the bash tool's sandbox and bound allow)
+                    SANDBOX_NETWORK and MAX_PROCESSES (what the bash tool's sandbox and bound allow)
                     (config.py's table: the settings whose `folder` rule is "ask")
 The rest of what a folder's .env may set, and what it may not, is that table's rule (config.FOLDER_RULES).
 
@@ -42,9 +42,7 @@ MEANING = {"APPROVAL_MODE": {"yolo": "every command and file change runs without
            "S08_HISTORY_FILE": "what you type at the prompt is kept in that file",
            "MODEL_ID": "every request goes to this model, at its price",
            "SANDBOX_NETWORK": "commands may use the network under SANDBOX=workspace",
-           "MAX_PROCESSES": "how many processes one command may run at once",
-           "SANDBOX": {"workspace": "every command may write in the workspace without asking",
-                       "off": "commands run without the kernel sandbox"}}
+           "MAX_PROCESSES": "how many processes one command may run at once"}
 ENDPOINT_RISK = ("Whoever runs that endpoint receives the key and everything in this session, and its model "
                  "drives this agent: it can run commands that only read (ls, cat, grep, …) here without asking, "
                  "ask you for others, and read any file you can read, ~/.ssh/* included.")

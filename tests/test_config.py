@@ -111,7 +111,7 @@ def test_every_setting_has_a_folder_rule_and_the_harmful_ones_are_not_taken_as_t
     for name in ("MAX_TOKENS", "BASH_TIMEOUT", "CONTEXT_LIMIT", "API_MAX_RETRIES", "SUMMARY_MAX_TOKENS"):
         assert rules[name] == "lower"
     assert rules["KEEP_DAYS"] == "higher"
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MODEL_ID", "APPROVAL_MODE", "SANDBOX", "ALLOW_COMMANDS"):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MODEL_ID", "APPROVAL_MODE", "ALLOW_COMMANDS"):
         assert rules[name] == "ask"
 
 

@@ -64,12 +64,3 @@ def test_keep_days_zero_in_a_folder_env_does_not_make_clean_delete_the_persons_s
     [line] = ignoring_lines(done.stderr)
     assert "KEEP_DAYS=0 (only a value of at least yours, 30, is taken)" in line
 
-
-def test_sandbox_from_a_folder_env_is_a_relaxation_nobody_agreed_to_in_print_mode(tmp_path, workspace, standin):
-    (workspace / ".env").write_text("SANDBOX=workspace\n")
-    env = base_env(tmp_path, standin)
-    del env["APPROVAL_MODE"]
-    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "touch made.txt"}}]}, {"text": "tried"})
-    done = run(workspace, "-p", "make it", env=env)
-    assert done.returncode == 0 and not (workspace / "made.txt").exists()
-    assert any("SANDBOX=workspace" in line for line in ignoring_lines(done.stderr))
