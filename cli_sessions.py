@@ -15,11 +15,11 @@ views inside the REPL. Exit status: 0, 1 when something asked for does not exist
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
+import json_text
 SUBCOMMANDS = ("sessions", "inspect", "clean")
 
 
@@ -80,7 +80,7 @@ def _first_typed(path: Path) -> str:
                 if n > 200:
                     break
                 try:
-                    record = json.loads(line)
+                    record = json_text.loads(line)
                 except ValueError:
                     continue
                 if isinstance(record, dict) and record.get("t") == "typed" and isinstance(record.get("text"), str):

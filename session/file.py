@@ -15,12 +15,12 @@ What the records mean is session/log.py's business, replaying them session/repla
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import secrets
 import time
 from pathlib import Path
 
+import json_text
 from storage import FILE_MODE, SESSIONS_DIR, ensure_folder
 
 
@@ -33,7 +33,7 @@ def new_session_id() -> str:
 
 
 def _encode(record: dict) -> bytes:
-    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+    return (json_text.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -162,7 +162,7 @@ def session_origin(path: Path) -> str:
     """How a session was run, from its header: "interactive", "print" (-p) or "piped" ("" if unknown)."""
     try:
         with open(path, "rb") as f:
-            header = json.loads(f.readline(65536).decode("utf-8", "replace"))
+            header = json_text.loads(f.readline(65536).decode("utf-8", "replace"))
     except (OSError, ValueError):
         return ""
     origin = header.get("origin", "") if isinstance(header, dict) else ""

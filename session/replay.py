@@ -10,10 +10,10 @@ continuity keeps and the window the API stated (the records are listed in sessio
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import json_text
 from session.checkpoints import record_ok as checkpoint_record_ok
 from compaction.continuity import Continuity
 from compaction.ledger import WorkLedger
@@ -136,7 +136,7 @@ def replay(lines: list[str]) -> LoadedSession:
     messages, lost_at, skipped, recorded = [], None, 0, False
     for n, line in enumerate(lines, 1):
         try:
-            record = json.loads(line)
+            record = json_text.loads(line)
         except ValueError:
             record = None
         snapshot = isinstance(record, dict) and record.get("t") == "replace" and record.get("keep") == 0
