@@ -22,6 +22,8 @@ relaxations are ignored, each said in one line.
     question(folder, endpoint, relax, fallback)   the text of the question
     relaxations_ignored(relax, user_file)     the line -p and piped input show instead
     after_change(trust, demo_on, demo_stays)  what a yes to a mid-session change of the endpoint means
+    foreign_log_question(id, other) / foreign_log_refused(id, other)
+                                              resuming a session log written in another workspace (its header)
 """
 
 from __future__ import annotations
@@ -108,6 +110,22 @@ def relaxations_ignored(relax: dict[str, str], user_file) -> str:
     return (f"s08: ignoring {names} from this folder's .env: settings that relax approvals, keep files outside "
             f"the workspace or choose the model are used from it only with your consent. To allow them, set them in the environment, "
             f"pass --env-file .env, put them in {user_file}, or run s08 here once in a terminal and answer yes.")
+
+
+def foreign_log_question(session_id: str, other: str) -> str:
+    """The question before resuming a session log whose header names another workspace (or none)."""
+    where = f"its header names {shown(other, SHOWN_FOLDER_CHARS)}" if other else "its header names no workspace"
+    return (f"Session {shown(session_id, 60)} was not written in this workspace: {where}. A cloned repository "
+            "can ship a .sessions/ log: resuming it sends its whole history to the model as this conversation, "
+            "with the messages it records as typed by you, and they may hold instructions you never wrote. "
+            "The model it names is not used (/model switches). Resume it?")
+
+
+def foreign_log_refused(session_id: str, other: str) -> str:
+    """The one line -p and piped input show instead of asking."""
+    where = f"its header names {shown(other, 200)}" if other else "its header names no workspace"
+    return (f"s08: not resuming session {shown(session_id, 60)}: it was not written in this workspace ({where}), "
+            "and nobody can be asked here. Resume it once in a terminal and answer yes, or start a new session.")
 
 
 def after_change(trust: bool, demo_on: bool, demo_stays: bool) -> str:

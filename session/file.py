@@ -158,15 +158,34 @@ def list_sessions(workspace: Path) -> list[Path]:
     return sorted(folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
 
 
-def session_origin(path: Path) -> str:
-    """How a session was run, from its header: "interactive", "print" (-p) or "piped" ("" if unknown)."""
+def session_header(path: Path) -> dict:
+    """A log's header record ({} when it cannot be read)."""
     try:
         with open(path, "rb") as f:
             header = json_text.loads(f.readline(65536).decode("utf-8", "replace"))
-    except (OSError, ValueError):
-        return ""
-    origin = header.get("origin", "") if isinstance(header, dict) else ""
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return header if isinstance(header, dict) else {}
+
+
+def session_origin(path: Path) -> str:
+    """How a session was run, from its header: "interactive", "print" (-p) or "piped" ("" if unknown)."""
+    origin = session_header(path).get("origin", "")
     return origin if isinstance(origin, str) else ""
+
+
+def written_elsewhere(header: dict, workspace: Path) -> str | None:
+    """The workspace a log's header names when it is not `workspace` (a log a cloned repository shipped, or
+    one copied from another project); "" when it names none; None when the log was written here."""
+    named = header.get("workspace")
+    if not isinstance(named, str) or not named:
+        return ""
+    try:
+        if Path(named).resolve() == Path(workspace).resolve():
+            return None
+    except (OSError, RuntimeError, ValueError):
+        pass
+    return named
 
 
 def find_session(workspace: Path, wanted: str) -> Path | None:

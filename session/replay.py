@@ -129,6 +129,16 @@ def apply_record(messages: list[dict], record: dict) -> list[dict]:
     return messages
 
 
+def decide_nothing(loaded: LoadedSession) -> LoadedSession:
+    """A log written in another workspace decides nothing of this session: the model it chose is not used
+    (said in a notice). The person agreed only to go on with its conversation."""
+    if loaded.model_choice:
+        loaded.notices.append(f"[the resumed log chose the model {loaded.model_choice[:MODEL_CHARS]!r}; it was "
+                              "written in another workspace, so this session keeps yours (/model switches)]")
+        loaded.model_choice = None
+    return loaded
+
+
 def replay(lines: list[str]) -> LoadedSession:
     """Rebuild the history (and the usage) from log lines. A record that is unreadable or does not fit
     stops the replay until the next full snapshot, so what is rebuilt is always a state that was real."""

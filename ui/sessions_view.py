@@ -14,7 +14,7 @@ from rich.text import Text
 
 from messages import blocks
 from redact import redact_url
-from .sanitize import safe_line
+from .sanitize import safe, safe_line
 from .toolview import summarize_input
 
 ORIGINS = {"print": "-p run", "piped": "piped run"}
@@ -116,6 +116,16 @@ def session_lines(n: int, path: Path, width: int) -> list[Text]:
     if last and last != first:
         rows.append(Text().append("      last:  ", style="dim").append(safe_line(last, room)))
     return rows
+
+
+def confirm_on_terminal(question: str) -> bool:
+    """A yes/no question before the session starts (no REPL yet); anything but y/yes is no."""
+    console = Console(highlight=False)
+    console.print(Text(safe(question)))
+    try:
+        return input("[y/N] ").strip().lower() in ("y", "yes")
+    except (EOFError, KeyboardInterrupt):
+        return False
 
 
 def pick_session(paths: list[Path], most: int = PICKER_MOST):
