@@ -81,9 +81,9 @@ class Settings:
                                  0.1, folder="lower")
     api_max_retries: int = _field(2, "retries on 429/5xx/connection errors", "int", 0, folder="lower")
     api_timeout: float = _field(600.0, "seconds without answer data (pings do not count) before a request "
-                                       "is given up", "float", 1, folder="lower")
+                                       "is given up", "float", 1, folder="no")
     api_total_timeout: float = _field(1800.0, "seconds one model request may take in all, however the "
-                                              "server paces it", "float", 1, folder="lower")
+                                              "server paces it", "float", 1, folder="no")
     s08_history_file: str = _field("~/.s08_history", "where the prompt's input history is kept", folder="ask")
     # --- compaction (see compaction/) ---
     context_limit: int = _field(50_000, "tokens of context that trigger compact_history", "int", 1000, folder="lower")
@@ -100,12 +100,12 @@ class Settings:
     preserve_result_tools: str = _field("read_file", "comma-separated tools whose results micro_compact keeps", folder="no")
     summary_max_tokens: int = _field(2_000, "max output tokens of the summary call", "int", 200, folder="lower")
     micro_clear_at_least: int = _field(20_000, "tokens of old results micro_compact waits for, then clears "
-                                               "at once (0 = every turn)", "int", 0, folder="lower")
+                                               "at once (0 = every turn)", "int", 0, folder="no")
     background_compact: str = _field("on", "prepare the summary in the background before the limit is reached, "
                                            "so a compaction does not stop the session (off: summarize only "
-                                           "when the limit is reached, waiting for it)", "bool", folder="yes")
+                                           "when the limit is reached, waiting for it)", "bool", folder="lower")
     prepare_at: float = _field(0.6, "share of CONTEXT_LIMIT past which the background summary starts "
-                                    "(BACKGROUND_COMPACT)", "float", 0.05, folder="yes")
+                                    "(BACKGROUND_COMPACT)", "float", 0.05, folder="higher")
     # --- continuity (see compaction/continuity.py) ---
     user_messages_budget: int = _field(20_000, "tokens of the person's own messages kept verbatim through every "
                                                "compaction (at most 40% of CONTEXT_LIMIT)", "int", 0, folder="lower")
@@ -114,7 +114,7 @@ class Settings:
     # --- cost ---
     cold_compact_at: float = _field(0.3, "when a turn starts after the prompt cache expired, summarize if the "
                                          "prompt is past this share of CONTEXT_LIMIT (1 = only over the limit)",
-                                    "float", 0, folder="yes")
+                                    "float", 0, folder="higher")
     cache_ttl: str = _field("auto", "how long cached prompts live: 5m, 1h, prefix (1h for the system prompt, "
                                     "tools and first message, 5m for the rest), or auto (5m until the person "
                                     "pauses longer than 5 minutes)", "ttl", folder="no")
@@ -354,20 +354,24 @@ def _folder_refusal(f, raw: str, persons: list[tuple[str, str]]) -> str | None:
         return None
     if rule == "no":
         return ""
+    def number(text: str):                  # on/off settings compare as 1/0: "lower" means off
+        value = _parse(f.name.upper(), text, f.metadata["kind"], f.metadata["min"])
+        return (value == "on") if f.metadata["kind"] == "bool" else value
     try:
-        value = _parse(f.name.upper(), raw, f.metadata["kind"], f.metadata["min"])
+        value = number(raw)
     except ValueError:
         return None                     # not a value at all: said as any bad value is, and the default is used
-    own = f.default
+    own = number(f.default) if f.metadata["kind"] == "bool" else f.default
     if persons:
         try:
-            own = _parse(f.name.upper(), persons[0][1], f.metadata["kind"], f.metadata["min"])
+            own = number(persons[0][1])
         except ValueError:
             pass
+    shown = ("on" if own else "off") if f.metadata["kind"] == "bool" else f"{own:g}"
     if rule == "lower" and value > own:
-        return f" (only a value up to yours, {own:g}, is taken)"
+        return f" (only a value up to yours, {shown}, is taken)"
     if rule == "higher" and value < own:
-        return f" (only a value of at least yours, {own:g}, is taken)"
+        return f" (only a value of at least yours, {shown}, is taken)"
     return None
 
 

@@ -25,7 +25,7 @@ def loads(text):
     return json.loads(text, parse_constant=lambda _name: None, parse_float=_float)
 
 
-def finite(value):
+def finite(value: object) -> object:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if not isinstance(value, (list, dict)):

@@ -59,10 +59,10 @@ def test_env_example_documents_every_setting():
 
 
 def test_non_finite_numbers_and_bad_bytes_are_refused_not_crashed_on(workspace):
-    (workspace / ".env").write_bytes(b"BASH_TIMEOUT=nan\nAPI_TIMEOUT=inf\nMODEL_ID=caf\xff\n")
+    (workspace / ".env").write_bytes(b"BASH_TIMEOUT=nan\nPREPARE_AT=inf\nMODEL_ID=caf\xff\n")
     result = load_settings(workspace, environ=bare(workspace))
     s = result.settings
-    assert (s.bash_timeout, s.api_timeout) == (120, 600) and s.model_id == "caf\ufffd"
+    assert (s.bash_timeout, s.prepare_at) == (120, 0.6) and s.model_id == "caf\ufffd"
     assert sum("must be a finite number" in w for w in result.warnings) == 2
 
 
@@ -106,11 +106,13 @@ def test_every_setting_has_a_folder_rule_and_the_harmful_ones_are_not_taken_as_t
     from config import FOLDER_RULES
     rules = {f.name.upper(): f.metadata["folder"] for f in fields(Settings)}
     assert set(rules.values()) <= set(FOLDER_RULES)
-    for name in ("DEMO", "MODEL_PRICE", "PROVIDER", "CACHE_TTL", "PROMPT_CACHE"):
+    for name in ("DEMO", "MODEL_PRICE", "PROVIDER", "CACHE_TTL", "PROMPT_CACHE", "API_TIMEOUT", "API_TOTAL_TIMEOUT",
+                 "MICRO_CLEAR_AT_LEAST"):
         assert rules[name] == "no"
     for name in ("MAX_TOKENS", "BASH_TIMEOUT", "CONTEXT_LIMIT", "API_MAX_RETRIES", "SUMMARY_MAX_TOKENS"):
         assert rules[name] == "lower"
-    assert rules["KEEP_DAYS"] == "higher"
+    for name in ("KEEP_DAYS", "PREPARE_AT", "COLD_COMPACT_AT"):       # lower: more deleted, more summary calls
+        assert rules[name] == "higher"
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MODEL_ID", "APPROVAL_MODE", "ALLOW_COMMANDS"):
         assert rules[name] == "ask"
 
@@ -121,10 +123,12 @@ def test_a_folder_env_lowers_but_never_raises_and_names_what_it_ignored_in_one_l
     user = user_settings_file(env)
     user.parent.mkdir(parents=True)
     user.write_text("CONTEXT_LIMIT=30000\nKEEP_DAYS=10\n")
-    (workspace / ".env").write_text("CONTEXT_LIMIT=40000\nMAX_TOKENS=500\nKEEP_DAYS=5\nDEMO=on\nPREPARE_AT=0.5\n")
+    (workspace / ".env").write_text("CONTEXT_LIMIT=40000\nMAX_TOKENS=500\nKEEP_DAYS=5\nDEMO=on\nPREPARE_AT=0.8\n"
+                                    "BACKGROUND_COMPACT=off\n")
     result = load_settings(workspace, environ=env)
     s = result.settings
-    assert (s.context_limit, s.max_tokens, s.keep_days, s.demo, s.prepare_at) == (30000, 500, 10, "auto", 0.5)
+    assert (s.context_limit, s.max_tokens, s.keep_days, s.demo, s.prepare_at) == (30000, 500, 10, "auto", 0.8)
+    assert s.background_compact == "off"
     [line] = [w for w in result.warnings if "this folder's .env" in w]
     for shown in ("CONTEXT_LIMIT=40000 (only a value up to yours, 30000", "KEEP_DAYS=5", "DEMO=on", str(user)):
         assert shown in line
