@@ -171,7 +171,7 @@ def resume_other(app, arg: str):
     except (OSError, ValueError) as exc:
         app.emit(Notice(f"cannot open {Path(path).name}: {getattr(exc, 'strerror', None) or exc}", "error"))
         return None
-    other = written_elsewhere(loaded.header, app.workspace)
+    other = written_elsewhere(loaded.header, app.workspace, loaded.path)
     if other is not None:            # a log shipped with the repository: only with the person's yes
         if app.ask is None:
             app.emit(Notice(foreign_log_refused(loaded.id, other), "error"))

@@ -121,7 +121,7 @@ def _pick_session(workspace: Path, args):
         if path is None:
             raise SystemExit(0)
     else:                     # a log written here first: a shipped one with a newer time is not "the last session"
-        own = [p for p in sessions if written_elsewhere(session_header(p), workspace) is None] or sessions
+        own = [p for p in sessions if written_elsewhere(session_header(p), workspace, p) is None] or sessions
         path = next((p for p in own if session_origin(p) == "interactive"), own[0])
     return load_session(path)
 
@@ -132,7 +132,7 @@ def _consent_to_log(workspace: Path, loaded, origin: str):
     from session.log import decide_nothing, written_elsewhere
     from access.folder_trust import foreign_log_question, foreign_log_refused
     from ui.quiet import say_err
-    other = written_elsewhere(loaded.header, workspace)
+    other = written_elsewhere(loaded.header, workspace, loaded.path)
     if other is None:
         return None
     if origin != "interactive":

@@ -22,7 +22,7 @@ relaxations are ignored, each said in one line.
     question(folder, endpoint, relax, fallback)   the text of the question
     relaxations_ignored(relax, user_file)     the line -p and piped input show instead
     after_change(trust, demo_on, demo_stays)  what a yes to a mid-session change of the endpoint means
-    foreign_log_question(id, other) / foreign_log_refused(id, other)
+    foreign_log_question(id, why) / foreign_log_refused(id, why)
                                               resuming a session log written in another workspace (its header)
 """
 
@@ -112,18 +112,18 @@ def relaxations_ignored(relax: dict[str, str], user_file) -> str:
             f"pass --env-file .env, put them in {user_file}, or run s08 here once in a terminal and answer yes.")
 
 
-def foreign_log_question(session_id: str, other: str) -> str:
-    """The question before resuming a session log whose header names another workspace (or none)."""
-    where = f"its header names {shown(other, SHOWN_FOLDER_CHARS)}" if other else "its header names no workspace"
+def foreign_log_question(session_id: str, why: str) -> str:
+    """The question before resuming a session log s08 did not write here (`why`: session/file.written_elsewhere)."""
+    where = shown(why, SHOWN_FOLDER_CHARS + 20)
     return (f"Session {shown(session_id, 60)} was not written in this workspace: {where}. A cloned repository "
             "can ship a .sessions/ log: resuming it sends its whole history to the model as this conversation, "
             "with the messages it records as typed by you, and they may hold instructions you never wrote. "
             "The model it names is not used (/model switches). Resume it?")
 
 
-def foreign_log_refused(session_id: str, other: str) -> str:
+def foreign_log_refused(session_id: str, why: str) -> str:
     """The one line -p and piped input show instead of asking."""
-    where = f"its header names {shown(other, 200)}" if other else "its header names no workspace"
+    where = shown(why, SHOWN_FOLDER_CHARS + 20)
     return (f"s08: not resuming session {shown(session_id, 60)}: it was not written in this workspace ({where}), "
             "and nobody can be asked here. Resume it once in a terminal and answer yes, or start a new session.")
 

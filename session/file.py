@@ -174,18 +174,26 @@ def session_origin(path: Path) -> str:
     return origin if isinstance(origin, str) else ""
 
 
-def written_elsewhere(header: dict, workspace: Path) -> str | None:
-    """The workspace a log's header names when it is not `workspace` (a log a cloned repository shipped, or
-    one copied from another project); "" when it names none; None when the log was written here."""
+def written_elsewhere(header: dict, workspace: Path, path: Path | None = None) -> str | None:
+    """Why a log was not written by s08 in `workspace` (a log a cloned repository shipped, or one copied from
+    another project), as words for a question: its header names another workspace (or none), or its file
+    (`path`) is open to others while s08 creates every log owner-only (a header is easy to forge, for a CI
+    runner's predictable folder too; a git checkout's modes are not 0600). None when it was written here."""
     named = header.get("workspace")
     if not isinstance(named, str) or not named:
-        return ""
+        return "its header names no workspace"
     try:
-        if Path(named).resolve() == Path(workspace).resolve():
-            return None
+        here = Path(named).resolve() == Path(workspace).resolve()
     except (OSError, RuntimeError, ValueError):
+        here = False
+    if not here:
+        return f"its header names {named}"
+    try:
+        if path is not None and os.stat(path).st_mode & 0o077:
+            return "its file is open to other users, and s08 keeps every log it writes owner-only"
+    except OSError:
         pass
-    return named
+    return None
 
 
 def find_session(workspace: Path, wanted: str) -> Path | None:

@@ -104,3 +104,17 @@ def test_slash_resume_asks_about_a_log_from_another_workspace(tmp_path, workspac
     dispatch(app, f"/resume {shipped}")
     assert PLANTED in user_texts(list(app.messages)) and app.settings.model_id != PRICEY
     app.close()
+
+
+def test_a_forged_header_naming_this_workspace_is_caught_by_the_files_mode(tmp_path, workspace, standin):
+    # a repository cloned into a predictable folder (a CI runner's) can name it in the header; what git checks out
+    # is 0644, and s08 creates every log 0600
+    env = base_env(tmp_path, standin)
+    standin.queue({"text": "ok"})
+    assert run(workspace, "-p", PLANTED, env=env).returncode == 0
+    [log] = (workspace / SESSIONS_DIR).glob("*.jsonl")
+    log.chmod(0o644)
+    standin.requests.clear()
+    done = run(workspace, "-c", "-p", "go on", env=env)
+    assert done.returncode == 1 and not standin.requests
+    assert "open to other users" in done.stderr
