@@ -109,6 +109,11 @@ MORE_HOSTILE = [   # no need to run these: each is one of the classes above, or 
     "xargs builtin", "xargs exec", "xargs -- env", "xargs sudo", "xargs doas", "xargs parallel", "xargs eval",
     "xargs setsid", "xargs stdbuf -oL", "xargs ionice", "xargs -n1 xargs -n1", "find . -print0 | xargs -0 env",
     "xargs -r env -u X --", "xargs timeout 5 env", "xargs nohup nice", "ls | xargs -P 4 nohup",
+    # programs read from the input, or given by it
+    'sh -c "$(cat)"', "find . -exec env {} +", "echo x | parallel", "echo ls | sh", "echo ls | env -i sh",
+    "echo ls | command sh", "echo ls | exec sh", "echo touch x | source /dev/stdin", "echo x | . /dev/stdin",
+    "echo touch x | xargs -I % env %", "echo ls | sudo -s", "echo ls | doas sh", "echo ls | xargs busybox",
+    "echo ls | python3", "echo ls | awk '{system($0)}'", "git ls-files | xargs -n1 git", "echo ls | timeout 5 sh",
 ]
 
 READ_ONLY = [        # common read-only commands that must keep running without a question

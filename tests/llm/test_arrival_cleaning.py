@@ -60,3 +60,10 @@ def test_a_key_cut_anywhere_is_redacted_and_what_is_shown_is_what_is_kept(cuts, 
     kept = "".join(b["text"] for b in reply.content if b["type"] == "text")
     assert KEY not in shown and shown == kept and shown.endswith("é" + KEY[:10])
     assert reply.content[-1]["input"] == {"command": "curl -H 'x-api-key: [redacted]'"}
+
+
+def test_a_number_too_long_to_read_makes_the_call_incomplete_not_a_crash():
+    reply, _ = answer([("tool_use", ['{"command": "ls", "n": 1' + "0" * 5000 + "}"])])
+    [block] = reply.content
+    assert block["input"] == {} and block["id"] in reply.incomplete_tool_ids
+    json.dumps(reply.content, allow_nan=False)
