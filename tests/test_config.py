@@ -134,3 +134,10 @@ def test_a_folder_env_lowers_but_never_raises_and_names_what_it_ignored_in_one_l
         assert shown in line
     named = load_settings(workspace, env_file=workspace / ".env", environ=env).settings   # --env-file: the person's
     assert (named.context_limit, named.keep_days, named.demo) == (40000, 5, "on")
+
+
+def test_the_folder_settings_page_names_every_setting_in_its_rules_row():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "folder-settings.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in page.splitlines() if line.startswith("| ")}
+    for f in fields(Settings):
+        assert f"`{f.name.upper()}`" in rows[f.metadata["folder"]], f.name
