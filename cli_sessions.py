@@ -81,7 +81,7 @@ def _first_typed(path: Path) -> str:
                     break
                 try:
                     record = json_text.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(record, dict) and record.get("t") == "typed" and isinstance(record.get("text"), str):
                     return record["text"][:200]

@@ -147,7 +147,7 @@ def replay(lines: list[str]) -> LoadedSession:
     for n, line in enumerate(lines, 1):
         try:
             record = json_text.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             record = None
         snapshot = isinstance(record, dict) and record.get("t") == "replace" and record.get("keep") == 0
         if lost_at is not None and not (snapshot and _record_ok(record, 0)):

@@ -126,7 +126,7 @@ def read_timeline(path: Path, limit: int = DEFAULT_LIMIT) -> Timeline:
     for line in _lines(path, notices):
         try:
             record = json_text.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             skipped += 1
             continue
         if not isinstance(record, dict):

@@ -63,3 +63,16 @@ def test_an_endpoint_that_echoes_the_key_has_it_neither_printed_nor_kept_nor_sen
             standin.queue({"text": f"Your key is {TEST_KEY}.", "chunk": 3})
     assert TEST_KEY not in everything_s08_kept(workspace)
     assert all(TEST_KEY not in json.dumps(r["messages"]) for r in standin.requests)
+
+
+def test_a_planted_log_line_nested_too_deep_is_a_damaged_line_not_a_crash(tmp_path, workspace, standin):
+    env = base_env(tmp_path, standin)
+    standin.queue({"text": "first"})
+    assert run(workspace, "-p", "hello", env=env).returncode == 0
+    [log] = (workspace / SESSIONS_DIR).glob("*.jsonl")
+    with open(log, "a") as f:
+        f.write("[" * 200_000 + "\n")
+    standin.queue({"text": "resumed"})
+    done = run(workspace, "-c", "-p", "again", env=env)
+    assert done.returncode == 0 and done.stdout == "resumed\n" and "internal error" not in done.stderr
+    assert run_agent("sessions", env=env, cwd=workspace, capture_output=True, text=True, timeout=60).returncode == 0
