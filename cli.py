@@ -107,7 +107,7 @@ def _stop_on_signal(signum, _frame):
 def _pick_session(workspace: Path, args):
     """The session --continue / --resume asks for; raises SystemExit with a message if there is none.
     --continue takes the newest interactive session (a -p or piped run's only when there is none)."""
-    from session.log import find_session, list_sessions, load_session, session_origin
+    from session.log import find_session, list_sessions, load_session, session_header, session_origin, written_elsewhere
     from ui.quiet import say_err
     skipped: list[str] = []
     sessions = list_sessions(workspace, skipped)
@@ -124,12 +124,33 @@ def _pick_session(workspace: Path, args):
         path = pick_session(sessions)
         if path is None:
             raise SystemExit(0)
-    else:
-        path = next((p for p in sessions if session_origin(p) == "interactive"), sessions[0])
+    else:                     # a log written here first: a shipped one with a newer time is not "the last session"
+        own = [p for p in sessions if written_elsewhere(session_header(p), workspace, p) is None] or sessions
+        path = next((p for p in own if session_origin(p) == "interactive"), own[0])
     try:
         return load_session(path)
     except OSError as exc:
         raise SystemExit(f"cannot resume {path.name}: {exc.strerror or exc}") from None
+
+
+def _consent_to_log(workspace: Path, loaded, origin: str):
+    """A log whose header names another workspace is resumed only if the person says yes (with nobody to
+    ask: refused, one line). The exit status when it is not resumed, else None."""
+    from session.log import decide_nothing, written_elsewhere
+    from access.folder_trust import foreign_log_question, foreign_log_refused
+    from ui.quiet import say_err
+    other = written_elsewhere(loaded.header, workspace, loaded.path)
+    if other is None:
+        return None
+    if origin != "interactive":
+        say_err(foreign_log_refused(loaded.id, other))
+        return 1
+    from ui import confirm_on_terminal
+    if not confirm_on_terminal(foreign_log_question(loaded.id, other)):
+        say_err("[not resumed]")
+        return 0
+    decide_nothing(loaded)
+    return None
 
 
 def _end_background(app) -> None:
@@ -187,6 +208,9 @@ def _open_app(workspace: Path, args, origin: str):
     from ui.quiet import say_err
     try:
         loaded = _pick_session(workspace, args) if args.cont or args.resume is not None else None
+        refused = _consent_to_log(workspace, loaded, origin) if loaded is not None else None
+        if refused is not None:
+            return refused
         return App(workspace, args.env_file, resume=loaded, demo=args.demo, origin=origin,
                    approval_mode="yolo" if args.yolo else args.approval_mode, model=args.model)
     except SessionBusy as exc:

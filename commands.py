@@ -72,12 +72,15 @@ def run_custom(app, found: CustomCommand, arg: str):
     return app.turn(found.expand(arg))
 
 
-def dispatch(app, text: str):
+def dispatch(app, text: str, message: bool = False):
     """One line of input: QUIT, a slash command (returns None, or UNKNOWN / UNUSABLE), or a turn
-    (returns its result)."""
+    (returns its result). `message`: the input is text for the model whatever it starts with (a paste
+    the REPL folded: its `!` or `/` was not typed by the person as a command)."""
     text = text.strip()
     if not text:
         return None
+    if message:
+        return app.turn(text)
     word, _, arg = text.partition(" ")
     if text.lower() in EXIT_WORDS or word in QUIT_COMMANDS:
         return QUIT

@@ -7,6 +7,11 @@ commands run by the bash tool never see the API key. A value that does not
 parse never crashes the program: it becomes a one-line warning naming the
 setting, and the default is used instead. `SettingsResult.sources` says where
 each value came from ("environment" or a file's path).
+
+The workspace's `.env` is not the person's: a cloned repository ships it. It is read as an allowlist:
+each setting's `folder` rule (FOLDER_RULES) says whether a value from it is taken as it is, only when it
+lowers (or raises) the person's own value, only with the person's consent (access/ asks), or never.
+What it may not set is ignored, named in one warning line. A file named with --env-file is the person's.
 """
 
 from __future__ import annotations
@@ -47,83 +52,96 @@ APPROVAL_MODES = ("default", "auto_edit", "yolo", "plan")
 SANDBOX_MODES = ("read-only", "workspace", "off")
 PREVIEW_CHARS = 2_000      # head + tail kept in the context of anything saved to disk instead (outputs, inputs)
 BASH_TIMEOUT = 120.0       # seconds before a bash command's process group is killed
+# What a workspace's `.env` (a file a cloned repository ships) may set: each setting's `folder` rule below.
+FOLDER_RULES = {
+    "yes": "taken as it is: it cannot hurt the person or their bill",
+    "lower": "taken only when at most the person's own value (environment, user-level file or default)",
+    "higher": "taken only when at least the person's own value",
+    "ask": "used only with the person's consent (access/folder_trust.py and access/pins.py ask)",
+    "no": "ignored, said in one line",
+}
 
 
-def _field(default, doc: str, kind: str = "str", minimum: float | None = None):
-    return field(default=default, metadata={"doc": doc, "kind": kind, "min": minimum})
+def _field(default, doc: str, kind: str = "str", minimum: float | None = None, folder: str = "no"):
+    assert folder in FOLDER_RULES, folder
+    return field(default=default, metadata={"doc": doc, "kind": kind, "min": minimum, "folder": folder})
 
 
 @dataclass(frozen=True)
 class Settings:
     """Every setting, with its default. Field names are the env var names, lowercased."""
 
-    anthropic_api_key: str = _field("", "API key (sent as a bearer token)")
-    anthropic_auth_token: str = _field("", "alternative to the key, for compatible endpoints")
-    anthropic_base_url: str = _field("", "Anthropic-compatible endpoint; empty = api.anthropic.com")
-    model_id: str = _field(DEFAULT_MODEL, "model name sent to the API")
+    anthropic_api_key: str = _field("", "API key (sent as a bearer token)", folder="ask")
+    anthropic_auth_token: str = _field("", "alternative to the key, for compatible endpoints", folder="ask")
+    anthropic_base_url: str = _field("", "Anthropic-compatible endpoint; empty = api.anthropic.com", folder="ask")
+    model_id: str = _field(DEFAULT_MODEL, "model name sent to the API", folder="ask")
     provider: str = _field("anthropic", "what answers: anthropic (the Messages API), or scripted (s08's "
-                                        "in-process scripted model, for tests and benches)", "provider")
-    max_tokens: int = _field(8000, "max output tokens per model call", "int", 1)
-    bash_timeout: float = _field(BASH_TIMEOUT, "seconds before a bash command's process group is killed", "float", 0.1)
-    api_max_retries: int = _field(2, "retries on 429/5xx/connection errors", "int", 0)
+                                        "in-process scripted model, for tests and benches)", "provider", folder="no")
+    max_tokens: int = _field(8000, "max output tokens per model call", "int", 1, folder="lower")
+    bash_timeout: float = _field(BASH_TIMEOUT, "seconds before a bash command's process group is killed", "float",
+                                 0.1, folder="lower")
+    api_max_retries: int = _field(2, "retries on 429/5xx/connection errors", "int", 0, folder="lower")
     api_timeout: float = _field(600.0, "seconds without answer data (pings do not count) before a request "
-                                       "is given up", "float", 1)
+                                       "is given up", "float", 1, folder="no")
     api_total_timeout: float = _field(1800.0, "seconds one model request may take in all, however the "
-                                              "server paces it", "float", 1)
-    s08_history_file: str = _field("~/.s08_history", "where the prompt's input history is kept")
+                                              "server paces it", "float", 1, folder="no")
+    s08_history_file: str = _field("~/.s08_history", "where the prompt's input history is kept", folder="ask")
     # --- compaction (see compaction/) ---
-    context_limit: int = _field(50_000, "tokens of context that trigger compact_history", "int", 1000)
-    context_window: int = _field(200_000, "the model's context window in tokens", "int", 1000)
-    keep_recent: int = _field(3, "newest tool results micro_compact keeps whole", "int", 0)
-    persist_threshold: int = _field(30_000, "chars above which one tool output goes to .task_outputs", "int", 500)
+    context_limit: int = _field(50_000, "tokens of context that trigger compact_history", "int", 1000, folder="lower")
+    context_window: int = _field(200_000, "the model's context window in tokens", "int", 1000, folder="lower")
+    keep_recent: int = _field(3, "newest tool results micro_compact keeps whole", "int", 0, folder="lower")
+    persist_threshold: int = _field(30_000, "chars above which one tool output goes to .task_outputs", "int", 500,
+                                    folder="lower")
     round_budget: int = _field(60_000, "chars of one round's tool outputs before the largest are persisted",
-                               "int", 1000)
-    preview_chars: int = _field(PREVIEW_CHARS, "chars of head+tail preview kept for a persisted output", "int", 100)
-    snip_max_messages: int = _field(50, "messages that trigger snip_compact", "int", 6)
-    snip_target_messages: int = _field(20, "messages snip_compact cuts down to", "int", 5)
-    preserve_result_tools: str = _field("read_file", "comma-separated tools whose results micro_compact keeps")
-    summary_max_tokens: int = _field(2_000, "max output tokens of the summary call", "int", 200)
+                               "int", 1000, folder="lower")
+    preview_chars: int = _field(PREVIEW_CHARS, "chars of head+tail preview kept for a persisted output", "int", 100,
+                                folder="lower")
+    snip_max_messages: int = _field(50, "messages that trigger snip_compact", "int", 6, folder="lower")
+    snip_target_messages: int = _field(20, "messages snip_compact cuts down to", "int", 5, folder="lower")
+    preserve_result_tools: str = _field("read_file", "comma-separated tools whose results micro_compact keeps", folder="no")
+    summary_max_tokens: int = _field(2_000, "max output tokens of the summary call", "int", 200, folder="lower")
     micro_clear_at_least: int = _field(20_000, "tokens of old results micro_compact waits for, then clears "
-                                               "at once (0 = every turn)", "int", 0)
+                                               "at once (0 = every turn)", "int", 0, folder="no")
     background_compact: str = _field("on", "prepare the summary in the background before the limit is reached, "
                                            "so a compaction does not stop the session (off: summarize only "
-                                           "when the limit is reached, waiting for it)", "bool")
+                                           "when the limit is reached, waiting for it)", "bool", folder="lower")
     prepare_at: float = _field(0.6, "share of CONTEXT_LIMIT past which the background summary starts "
-                                    "(BACKGROUND_COMPACT)", "float", 0.05)
+                                    "(BACKGROUND_COMPACT)", "float", 0.05, folder="higher")
     # --- continuity (see compaction/continuity.py) ---
     user_messages_budget: int = _field(20_000, "tokens of the person's own messages kept verbatim through every "
-                                               "compaction (at most 40% of CONTEXT_LIMIT)", "int", 0)
+                                               "compaction (at most 40% of CONTEXT_LIMIT)", "int", 0, folder="lower")
     ledger_budget: int = _field(4_000, "tokens of the work ledger (files, commands, transcripts) kept beside "
-                                       "every summary (at most 10% of CONTEXT_LIMIT)", "int", 0)
+                                       "every summary (at most 10% of CONTEXT_LIMIT)", "int", 0, folder="lower")
     skill_keep: int = _field(5_000, "tokens of each loaded skill's instructions re-attached after every "
-                                    "compaction", "int", 0)
+                                    "compaction", "int", 0, folder="lower")
     # --- cost ---
     cold_compact_at: float = _field(0.3, "when a turn starts after the prompt cache expired, summarize if the "
                                          "prompt is past this share of CONTEXT_LIMIT (1 = only over the limit)",
-                                    "float", 0)
+                                    "float", 0, folder="higher")
     cache_ttl: str = _field("auto", "how long cached prompts live: 5m, 1h, prefix (1h for the system prompt, "
                                     "tools and first message, 5m for the rest), or auto (5m until the person "
-                                    "pauses longer than 5 minutes)", "ttl")
-    prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool")
-    model_price: str = _field("", "USD per million input,output tokens (overrides the built-in table)", "price")
+                                    "pauses longer than 5 minutes)", "ttl", folder="no")
+    prompt_cache: str = _field("on", "cache_control breakpoints on (off for endpoints that reject them)", "bool", folder="no")
+    model_price: str = _field("", "USD per million input,output tokens (overrides the built-in table)", "price", folder="no")
     # --- housekeeping (s08 clean) ---
     keep_days: int = _field(30, "days an unused session's log, transcripts and saved outputs are kept before "
-                                "s08 clean removes them", "int", 0)
+                                "s08 clean removes them", "int", 0, folder="higher")
     # --- first run ---
     demo: str = _field("auto", "the built-in offline demo model: auto (when no key is configured), on, off",
-                       "demo")
+                       "demo", folder="no")
     # --- approvals (see approvals/policy.py) ---
     approval_mode: str = _field("default", "default (ask before commands and file changes), auto_edit "
-                                           "(file changes without asking) or yolo (never ask)", "mode")
+                                           "(file changes without asking) or yolo (never ask)", "mode", folder="ask")
     allow_commands: str = _field("", "comma-separated command prefixes that run without asking, "
-                                     "e.g. pytest,npm test,git diff")
+                                     "e.g. pytest,npm test,git diff", folder="ask")
     # --- the bash tool's kernel sandbox (see tools/sandbox.py) ---
     sandbox: str = _field("read-only", "read-only (commands that run without a question run in a read-only "
                                        "kernel sandbox), workspace (every command may write only in the "
-                                       "workspace, no network) or off (no sandbox: every command asks)", "sandbox")
-    sandbox_network: str = _field("off", "under SANDBOX=workspace, let commands use TCP", "bool")
+                                       "workspace, no network) or off (no sandbox: every command asks)", "sandbox",
+                      folder="yes")    # workspace and off only tighten: unasked commands stay read-only or ask
+    sandbox_network: str = _field("off", "under SANDBOX=workspace, let commands use TCP", "bool", folder="ask")
     max_processes: int = _field(512, "processes one command may have running at once before s08 kills it",
-                                "int", 8)
+                                "int", 8, folder="ask")
 
     @property
     def caching(self) -> bool:
@@ -291,14 +309,20 @@ def load_settings(workspace: Path, env_file: Path | None = None,
                 layer[name] = value
         layers.append((str(user_path), layer))
 
-    values, sources = {}, {}
+    folder = str(env_path) if env_file is None else None      # a file the person named is theirs
+    values, sources, ignored = {}, {}, []
     for f in fields(Settings):
         name = f.name.upper()
-        found = next(((source, layer[name]) for source, layer in layers
-                      if name in layer and layer[name].strip() != ""), None)
-        if found is None:
-            continue      # an empty value means "not set" (as in a copied .env.example)
-        source, raw = found
+        candidates = [(source, layer[name]) for source, layer in layers
+                      if name in layer and layer[name].strip() != ""]     # empty means "not set" (.env.example)
+        if candidates and candidates[0][0] == folder:
+            why = _folder_refusal(f, candidates[0][1], candidates[1:])
+            if why is not None:
+                ignored.append(f"{name}={_shown_value(candidates[0][1])}{why}")
+                candidates = candidates[1:]
+        if not candidates:
+            continue
+        source, raw = candidates[0]
         if name in SECRET_SETTINGS and secret_problem(name, raw.strip()):
             warnings.append(f"{secret_problem(name, raw.strip())} (from {source})")
             continue
@@ -311,6 +335,8 @@ def load_settings(workspace: Path, env_file: Path | None = None,
             default = repr(f.default) if f.default != "" else "(none)"
             where = source if source == "environment" else _label(Path(source), env_path)
             warnings.append(f"{name}={raw!r} (from {where}) {reason}; using the default {default}")
+    if ignored:
+        warnings.append(folder_ignored(ignored, user_path))
     settings = Settings(**values)
     if settings.context_limit >= settings.context_window:
         warnings.append(f"CONTEXT_LIMIT ({settings.context_limit:,}) is not below CONTEXT_WINDOW "
@@ -318,6 +344,47 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     if settings.endpoint_problem:
         warnings.append(settings.endpoint_problem)
     return SettingsResult(settings, warnings, sources)
+
+
+def _folder_refusal(f, raw: str, persons: list[tuple[str, str]]) -> str | None:
+    """Why the workspace `.env`'s value of setting `f` is not taken (None: it is), by the setting's
+    `folder` rule. `persons`: the values of the person's own files below it, best first."""
+    rule = f.metadata["folder"]
+    if rule in ("yes", "ask"):
+        return None
+    if rule == "no":
+        return ""
+    def number(text: str):                  # on/off settings compare as 1/0: "lower" means off
+        value = _parse(f.name.upper(), text, f.metadata["kind"], f.metadata["min"])
+        return (value == "on") if f.metadata["kind"] == "bool" else value
+    try:
+        value = number(raw)
+    except ValueError:
+        return None                     # not a value at all: said as any bad value is, and the default is used
+    own = number(f.default) if f.metadata["kind"] == "bool" else f.default
+    if persons:
+        try:
+            own = number(persons[0][1])
+        except ValueError:
+            pass
+    shown = ("on" if own else "off") if f.metadata["kind"] == "bool" else f"{own:g}"
+    if rule == "lower" and value > own:
+        return f" (only a value up to yours, {shown}, is taken)"
+    if rule == "higher" and value < own:
+        return f" (only a value of at least yours, {shown}, is taken)"
+    return None
+
+
+def _shown_value(raw: str) -> str:
+    raw = raw.strip()
+    return raw if len(raw) <= 40 and raw.isprintable() and " " not in raw else repr(raw[:40])
+
+
+def folder_ignored(ignored: list[str], user_file: Path) -> str:
+    """The one line that names what a workspace's `.env` tried to set and was not taken."""
+    return (f"s08: ignoring {', '.join(ignored)} from this folder's .env: a repository's settings may not change "
+            f"what s08 runs, what it costs or what it keeps. To use them, set them in the environment, pass "
+            f"--env-file .env, or put them in {user_file}.")
 
 
 def user_settings_file(environ: Mapping[str, str] | None = None) -> Path:

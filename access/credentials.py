@@ -42,6 +42,7 @@ import os
 import re
 from pathlib import Path
 
+import json_text
 from dotenv import dotenv_values
 
 from access import user_file_guard
@@ -217,8 +218,8 @@ def remember_adaptation(user_file: Path, url: str, name: str) -> Path:
 
 def _write_consents(user_file: Path, entries: list[dict], adapt: dict[str, list[str]]) -> Path:
     path = consent_file(user_file)
-    write_private(path, CONSENT_HEADER + "".join(json.dumps(_line(e)) + "\n" for e in entries)
-                   + "".join(json.dumps({"endpoint": url, "adapt": names}) + "\n" for url, names in adapt.items()))
+    write_private(path, CONSENT_HEADER + "".join(json_text.dumps(_line(e)) + "\n" for e in entries)
+                   + "".join(json_text.dumps({"endpoint": url, "adapt": names}) + "\n" for url, names in adapt.items()))
     return path
 
 

@@ -9,6 +9,8 @@ earlier session can write one. Two kinds of its settings are used only if the pe
                     asking), S08_HISTORY_FILE (where what the person types is kept: outside the workspace),
                     MODEL_ID other than the default (the model every request goes to, and its price),
                     SANDBOX_NETWORK and MAX_PROCESSES (what the bash tool's sandbox and bound allow)
+                    (config.py's table: the settings whose `folder` rule is "ask")
+The rest of what a folder's .env may set, and what it may not, is that table's rule (config.FOLDER_RULES).
 
 The environment, a file named with --env-file and the user-level file are the person's own: nothing
 from them is asked about. access/model_access.py asks one question about all of a folder's pending items; yes is
@@ -20,6 +22,8 @@ relaxations are ignored, each said in one line.
     question(folder, endpoint, relax, fallback)   the text of the question
     relaxations_ignored(relax, user_file)     the line -p and piped input show instead
     after_change(trust, demo_on, demo_stays)  what a yes to a mid-session change of the endpoint means
+    foreign_log_question(id, why) / foreign_log_refused(id, why)
+                                              resuming a session log written in another workspace (its header)
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from dataclasses import fields
 from config import Settings
 from access.pins import shown
 
-RELAXING = ("APPROVAL_MODE", "ALLOW_COMMANDS", "S08_HISTORY_FILE", "MODEL_ID", "SANDBOX_NETWORK", "MAX_PROCESSES")
+ENDPOINT_SETTINGS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")   # access/pins.py's trust rule
+RELAXING = tuple(f.name.upper() for f in fields(Settings)                                # config.py's folder="ask"
+                 if f.metadata["folder"] == "ask" and f.name.upper() not in ENDPOINT_SETTINGS)
 SHOWN_FOLDER_CHARS = 200
 SHOWN_VALUE_CHARS = 1000             # a relaxing value is shown whole up to here: the person judges it
 MEANING = {"APPROVAL_MODE": {"yolo": "every command and file change runs without asking",
@@ -104,6 +110,22 @@ def relaxations_ignored(relax: dict[str, str], user_file) -> str:
     return (f"s08: ignoring {names} from this folder's .env: settings that relax approvals, keep files outside "
             f"the workspace or choose the model are used from it only with your consent. To allow them, set them in the environment, "
             f"pass --env-file .env, put them in {user_file}, or run s08 here once in a terminal and answer yes.")
+
+
+def foreign_log_question(session_id: str, why: str) -> str:
+    """The question before resuming a session log s08 did not write here (`why`: session/file.written_elsewhere)."""
+    where = shown(why, SHOWN_FOLDER_CHARS + 20)
+    return (f"Session {shown(session_id, 60)} was not written in this workspace: {where}. A cloned repository "
+            "can ship a .sessions/ log: resuming it sends its whole history to the model as this conversation, "
+            "with the messages it records as typed by you, and they may hold instructions you never wrote. "
+            "The model it names is not used (/model switches). Resume it?")
+
+
+def foreign_log_refused(session_id: str, why: str) -> str:
+    """The one line -p and piped input show instead of asking."""
+    where = shown(why, SHOWN_FOLDER_CHARS + 20)
+    return (f"s08: not resuming session {shown(session_id, 60)}: it was not written in this workspace ({where}), "
+            "and nobody can be asked here. Resume it once in a terminal and answer yes, or start a new session.")
 
 
 def after_change(trust: bool, demo_on: bool, demo_stays: bool) -> str:

@@ -16,7 +16,8 @@
       .user_pending    guarded settings of the user-level file changed behind s08's back
                        (user_file_guard.py): not used until settle() has the person's yes; -p and
                        piped input use the settings without them, said in one line
-A folder's `.env` never sets PROVIDER (ignored, said in one line).
+What else a folder's `.env` may set is config.py's table (its `folder` rule): PROVIDER, DEMO, MODEL_PRICE, …
+never (ignored, said in one line).
 
 Until the person agrees, settings() carries no key or token, so no client can be built and nothing
 can be sent to that endpoint — whichever code path would try. "No" makes the session read the
@@ -48,8 +49,6 @@ from redact import credential_values, redact_url, url_credentials
 from access.pins import YES, Pins, describe, fixed_values, needs_consent, shown
 
 NOT_AGREED = "not sent: this folder's .env names an endpoint nobody agreed to (see above)"
-PROVIDER_IGNORED = ("PROVIDER in this folder's .env is ignored: what answers is chosen only by the environment, "
-                    "--env-file or your user-level file")
 
 
 def _stamp(path: Path):
@@ -92,18 +91,12 @@ class Access:
             safe = user_file_guard.safe_values(self.user_file, self.user_withheld) if self.user_withheld else None
             return load_settings(self.workspace, self.env_file, self.environ, self.user_file, names, safe)
         result = read(skip)
-        provider = bool(self.workspace_env) and result.sources.get("PROVIDER") == self.workspace_env
-        if provider:
-            skip = skip + ("PROVIDER",)
-            result = read(skip)
         self.relax_wanted = relaxations(result, self.workspace_env)
         start = getattr(self, "relax_at_start", None)      # a model named later asks as any change does
         withheld = tuple(name for name, value in self.relax_wanted.items() if not self._relax_agreed(name, value)
                          and (name != "MODEL_ID" or start is None or start.get(name) == value))
         if withheld:
             result = read(skip + withheld)
-        if provider:
-            result.warnings.append(PROVIDER_IGNORED)
         return result
 
     def _relax_agreed(self, name: str, value: str) -> bool:

@@ -29,6 +29,7 @@ import json
 import os
 from pathlib import Path
 
+import json_text
 from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 
@@ -88,7 +89,7 @@ def record(user_file: Path, names=None) -> None:
         settings = now
     else:
         settings = {n: d for n, d in kept.items() if n not in names} | {n: now[n] for n in names if n in now}
-    write_private(digest_file(user_file), json.dumps({"settings": dict(sorted(settings.items()))}) + "\n")
+    write_private(digest_file(user_file), json_text.dumps({"settings": dict(sorted(settings.items()))}) + "\n")
 
 
 def changed(user_file: Path) -> dict[str, str]:

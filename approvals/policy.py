@@ -4,9 +4,10 @@
                                 every file change is shown and asked about
                     auto_edit   file changes (always inside the workspace) run too; other commands ask
                     yolo        nothing asks
-                    plan        nothing changes: read-only tools and read-only commands run, every other
-                                call is refused without asking (the model is told it is planning:
-                                plan_mode.py), whatever was allowed before
+                    plan        nothing changes: read-only tools and read-only commands run (commands only
+                                in the read-only sandbox: one it refused, or with no sandbox, is refused
+                                too), every other call is refused without asking (the model is told it
+                                is planning: plan_mode.py), whatever was allowed before
     ALLOW_COMMANDS  command prefixes that run without asking, e.g. `pytest,npm test,git diff`
 
 A command is read by the one shell parser (approvals/shell.py, tree-sitter's bash grammar). It runs
@@ -50,6 +51,9 @@ MAX_COMMAND_CHARS = 4000          # longer commands are not analysed: they ask
 READ_ONLY_TOOLS = {"read_file", "compact"}
 # Shift-Tab's order; yolo is in it only when the session started in yolo (--yolo, or the setting)
 CYCLE = ("default", "auto_edit", "plan")
+PLAN_UNSANDBOXED = ("Not run: plan mode is on and {why}; in plan mode commands run only inside the read-only "
+                    "sandbox, so it is not run and nobody is asked. Do not retry it: read what you need with "
+                    "read_file or another command that only reads, finish the plan and present it.")
 PLAN_REFUSAL = ("Not run: plan mode is on, so nothing may change — only read_file and commands that only read "
                 "(ls, cat, grep, git status/diff/log, …) run. Do not retry it: finish the plan and present it; the "
                 "person switches plan mode off (Shift-Tab) to let you carry it out.")
@@ -305,6 +309,10 @@ class Approvals:
                                            if args.get("command") in self.refused_by_sandbox else "")
             if not why:
                 return None, "read-only"
+            if self.mode == "plan":          # a yes would run it outside the sandbox: plan mode neither asks nor changes
+                notice = f"[plan mode] {name} was not run: {why}, and plan mode runs nothing outside it" \
+                    if ask is None else ""
+                return Refusal(PLAN_UNSANDBOXED.format(why=why), notice, "not run: plan mode (only sandboxed reading)"), ""
             request = self._ask_instead(name, args, why)
         if request is None:
             return None, ""

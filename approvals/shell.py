@@ -344,7 +344,8 @@ class _Walker:
 
     def visit(self, node: Node, ctx: _Ctx) -> None:
         kind = node.type
-        if kind in ("command", "redirected_statement") and (kind == "command" or self._body_is_command(node)):
+        if kind == "command" or kind == "redirected_statement" and (
+                self._body_is_command(node) or node.child_by_field_name("body") is None):   # `>out` alone writes
             self.command(node, ctx)
         elif kind == "redirected_statement":
             redirects: list[Redirect] = []

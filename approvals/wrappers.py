@@ -2,7 +2,9 @@
 
     unwrap(words)            `timeout 60 nice -n 5 pytest -q` → `pytest -q`: wrappers are seen through
                              (their own options must be known); None for one that cannot be
-                             (`sudo`, `sh -c`, `env NAME=value`, `watch`, an unknown option). A
+                             (`sudo`, `sh -c`, `env NAME=value`, `watch`, an unknown option), and for
+                             a wrapper with no command after one that takes open arguments (`xargs env`,
+                             `xargs timeout 5`, `xargs xargs`: the program itself arrives at run time). A
                              wrapper is known by its bare name: `tools/timeout` or `./env` is a
                              program of the repository, judged (and asked about) as itself
     command_prefix(words)    `npm test`, `git commit`, `python -m pytest`, `bash build.sh`; "" when
@@ -126,6 +128,8 @@ def unwrap(words: list[str], lead_glob: list[bool]) -> tuple[list[str], list[boo
             return None
         if any(lead_glob[1:i + operands]) or i + operands > len(words):
             return None
+        if open_arguments and i + operands == len(words):
+            return None         # `xargs env`, `xargs nice`: its program is among the arguments that arrive at run time
         open_arguments |= name in OPEN_ARGUMENTS
         words, lead_glob = words[i + operands:], lead_glob[i + operands:]
     return None

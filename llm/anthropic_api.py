@@ -83,7 +83,8 @@ class AnthropicProvider:
             return watched_events(lambda: client.messages.with_streaming_response.create(stream=True, **params),
                                   s.api_timeout, s.api_total_timeout)
         ended = f"The stream from {redact_url(s.base_url)} ended before the answer was complete."
-        return call_with_retries(request, emit, open_events, self._fail, self._stream_error, s.api_max_retries, ended)
+        return call_with_retries(request, emit, open_events, self._fail, self._stream_error, s.api_max_retries, ended,
+                                 self._secrets)
 
 
 @dataclass

@@ -6,6 +6,10 @@ something the API will accept back.
 
 Cleaning, because a prompt injection or a broken endpoint can send anything:
 - text and tool inputs are valid UTF-8: lone surrogates become U+FFFD;
+- a tool input's NaN, Infinity and -Infinity (and numbers past a float's range) become null: they are
+  not JSON, and the next request would carry them (json_text.py);
+- every credential value (`secrets`) in text and tool inputs is [redacted], here and only here: an
+  endpoint that echoes the key has it neither shown, nor kept in .sessions/, nor sent back;
 - only text, tool_use, thinking and redacted_thinking blocks are kept, each with only its own
   fields (a planted `cache_control` or unknown field never reaches the next request);
 - consecutive tool_use blocks with the same id whose input is not complete on its own are one call sent
@@ -21,13 +25,17 @@ Cleaning, because a prompt injection or a broken endpoint can send anything:
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import re
 import secrets
 
+import json_text
 from events import Emit, TextDelta
 from llm.contract import ErrorKind, LLMError, ModelReply
 from llm.usage import Usage, clean_usage
+from redact import StreamRedactor, redact_data
 
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,200}$")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
@@ -43,7 +51,8 @@ def valid_text(text) -> str:
 
 
 def _valid_json(value):
-    """A parsed tool input with every string (keys too) made valid; iterative, so depth costs no stack.
+    """A parsed tool input with every string (keys too) made valid and every non-finite number null;
+    iterative, so depth costs no stack.
     Nesting deeper than MAX_INPUT_DEPTH is refused (later json.dumps calls would hit the recursion limit)."""
     root = [value]
     stack = [(root, 0, 0)]
@@ -54,6 +63,8 @@ def _valid_json(value):
             raise ValueError("nested too deeply")
         if isinstance(item, str):
             container[key] = valid_text(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            container[key] = None                # NaN, Infinity: not JSON (json_text.py)
         elif isinstance(item, list):
             stack.extend((item, i, depth + 1) for i in range(len(item)))
         elif isinstance(item, dict):
@@ -91,8 +102,10 @@ def _complete(text: str) -> bool:
 class Accumulator:
     """Builds the answer from raw event dicts; emits TextDelta as text arrives."""
 
-    def __init__(self, emit: Emit, max_chars: int, on_error=None):
+    def __init__(self, emit: Emit, max_chars: int, on_error=None, secrets: tuple = ()):
         self.emit, self.max_chars, self.on_error = emit, max_chars, on_error
+        self.secrets = tuple(s for s in secrets or () if s)
+        self.redactors: dict[int, tuple[StreamRedactor, codecs.IncrementalDecoder]] = {}   # per text block
         self.blocks: dict[int, dict] = {}
         self.json_parts: dict[int, list[str]] = {}
         self.stop_reason: str | None = None
@@ -126,6 +139,8 @@ class Accumulator:
             if isinstance(delta, dict) and "stop_reason" in delta:
                 self.stop_reason = clean_stop_reason(delta.get("stop_reason"))
             self.usage.update(clean_usage(data.get("usage")))
+        elif kind == "content_block_stop" and data.get("index") in self.redactors:
+            self._show(data["index"], self._redacted(data["index"], "", final=True))
         elif kind == "message_stop":
             self.done = True
         elif kind == "error" and self.on_error is not None:
@@ -140,10 +155,7 @@ class Accumulator:
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             text = valid_text(delta["text"])
             self._grow(len(text))
-            block["text"] = (block["text"] if isinstance(block.get("text"), str) else "") + text
-            if text:
-                self.shown = True
-                self.emit(TextDelta(text))
+            self._show(index, self._redacted(index, text))
         elif kind == "input_json_delta" and index in self.json_parts and isinstance(delta.get("partial_json"), str):
             self._grow(len(delta["partial_json"]))
             self.json_parts[index].append(delta["partial_json"])
@@ -153,6 +165,27 @@ class Accumulator:
         elif kind == "signature_delta" and isinstance(delta.get("signature"), str):
             self._grow(len(delta["signature"]))
             block["signature"] = delta["signature"]
+
+    def _redacted(self, index: int, text: str, final: bool = False) -> str:
+        """A text block's next piece with every secret replaced; a piece's ending that could begin one
+        waits for the next piece (or the block's end: `final`)."""
+        if not self.secrets:
+            return text
+        if index not in self.redactors:
+            self.redactors[index] = (StreamRedactor(self.secrets), codecs.getincrementaldecoder("utf-8")())
+        redactor, decoder = self.redactors[index]
+        out = redactor.feed(text.encode("utf-8"))
+        if final:
+            out += redactor.flush()
+            del self.redactors[index]
+        return decoder.decode(out, final)
+
+    def _show(self, index: int, text: str) -> None:
+        block = self.blocks[index]
+        block["text"] = (block["text"] if isinstance(block.get("text"), str) else "") + text
+        if text:
+            self.shown = True
+            self.emit(TextDelta(text))
 
     def _join_pieces(self) -> list[int]:
         """The block indexes in order, with a tool call sent in pieces folded into its first block."""
@@ -182,6 +215,8 @@ class Accumulator:
         """The answer as API-shaped dicts; `taken_ids` are the tool_use ids already in the history."""
         content, incomplete, notes, dropped = [], set(), [], set()
         seen, renamed = set(taken_ids), 0
+        for index in list(self.redactors):            # a text block the endpoint never closed
+            self._show(index, self._redacted(index, "", final=True))
         for index in self._join_pieces():
             raw = self.blocks[index]
             kind = raw.get("type")
@@ -217,8 +252,8 @@ class Accumulator:
         text = "".join(self.json_parts.get(index, []))
         ok = True
         try:
-            value = json.loads(text) if text.strip() else raw.get("input", {})
-            value = _valid_json(value)
+            value = json_text.loads(text) if text.strip() else raw.get("input", {})
+            value = redact_data(_valid_json(value), self.secrets)
         except (ValueError, RecursionError):
             value, ok = {}, False
         if not isinstance(value, dict):

@@ -50,7 +50,8 @@ class ScriptedModel(Exchange):
     def stream(self, request: Request, emit: Emit = ignore) -> ModelReply:
         retries = self.settings.api_max_retries if self.settings is not None else 0
         return call_with_retries(request, emit, lambda: self._events(request), self._fail, self._stream_error,
-                                 retries, f"The stream from {WHERE} ended before the answer was complete.")
+                                 retries, f"The stream from {WHERE} ended before the answer was complete.",
+                                 self._secrets)
 
     def _fail(self, exc: BaseException) -> LLMError:
         return exc if isinstance(exc, LLMError) else LLMError(f"Model call failed: {exc}", ErrorKind.UNKNOWN)

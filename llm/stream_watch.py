@@ -13,13 +13,13 @@ Lines longer than MAX_LINE_BYTES are refused instead of buffered.
 
 from __future__ import annotations
 
-import json
 import queue
 import socket
 import threading
 import time
 from typing import Callable, Iterator
 
+import json_text
 MAX_LINE_BYTES = 4 * 1024 * 1024
 
 
@@ -117,7 +117,7 @@ def watched_events(open_response: Callable, idle: float, total: float) -> Iterat
                 return
             last = time.monotonic()
             try:
-                data = json.loads(item)
+                data = json_text.loads(item)
             except (ValueError, RecursionError):
                 raise MalformedStream("an event's data is not JSON") from None
             yield data

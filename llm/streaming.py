@@ -1,6 +1,7 @@
 """One streamed model call with our own retries, for any provider that yields the API's SSE events.
 
-    call_with_retries(request, emit, open_events, fail, stream_error, max_retries, ended_early) -> ModelReply
+    call_with_retries(request, emit, open_events, fail, stream_error, max_retries, ended_early, secrets)
+        -> ModelReply
 
 `open_events()` starts one attempt and yields each event's data (a dict, untrusted); the events are
 accumulated and cleaned (llm/reply.py), TextDelta events go out as text arrives. Each retry is
@@ -33,16 +34,17 @@ def backoff(attempt: int) -> float:
 
 def call_with_retries(request: Request, emit: Emit, open_events: Callable[[], Iterator[dict]],
                       fail: Callable[[BaseException], LLMError], stream_error: Callable[[dict], LLMError],
-                      max_retries: int, ended_early: str) -> ModelReply:
+                      max_retries: int, ended_early: str, secrets: tuple = ()) -> ModelReply:
     """One model call, streamed; retried (visibly) only while nothing has been shown. `ended_early`
-    is the line for a stream that stopped before its answer was complete."""
+    is the line for a stream that stopped before its answer was complete. `secrets`: every credential
+    value, redacted from the answer as it arrives (an endpoint may echo the key)."""
     purpose = request.purpose
     taken_ids = {b.get("id") for m in request.messages for b in history_blocks(m) if b.get("type") == "tool_use"}
     max_chars = max(MIN_REPLY_CHARS, request.max_tokens * CHARS_PER_TOKEN_BOUND)
     attempts = max_retries + 1
     for attempt in range(1, attempts + 1):
         emit(RequestStarted(purpose))
-        acc = Accumulator(emit, max_chars, stream_error)
+        acc = Accumulator(emit, max_chars, stream_error, secrets)
         try:
             for data in open_events():
                 acc.feed(data)

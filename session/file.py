@@ -18,13 +18,13 @@ to or cuts is a regular file of yours with one name.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import secrets
 import stat
 import time
 from pathlib import Path
 
+import json_text
 from storage import SESSIONS_DIR, ensure_folder, safe
 
 
@@ -37,7 +37,7 @@ def new_session_id() -> str:
 
 
 def _encode(record: dict) -> bytes:
-    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+    return (json_text.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
 
 
 _write_all = safe.write_all
@@ -167,15 +167,42 @@ def list_sessions(workspace: Path, skipped: list[str] | None = None) -> list[Pat
     return [folder / name for _, name in sorted(found, reverse=True)]
 
 
-def session_origin(path: Path) -> str:
-    """How a session was run, from its header: "interactive", "print" (-p) or "piped" ("" if unknown)."""
+def session_header(path: Path) -> dict:
+    """A log's header record ({} when it cannot be read)."""
     try:
         head = safe.read_head(path, 65536).split(b"\n", 1)[0]
-        header = json.loads(head.decode("utf-8", "replace"))
-    except (OSError, ValueError):
-        return ""
-    origin = header.get("origin", "") if isinstance(header, dict) else ""
+        header = json_text.loads(head.decode("utf-8", "replace"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return header if isinstance(header, dict) else {}
+
+
+def session_origin(path: Path) -> str:
+    """How a session was run, from its header: "interactive", "print" (-p) or "piped" ("" if unknown)."""
+    origin = session_header(path).get("origin", "")
     return origin if isinstance(origin, str) else ""
+
+
+def written_elsewhere(header: dict, workspace: Path, path: Path | None = None) -> str | None:
+    """Why a log was not written by s08 in `workspace` (a log a cloned repository shipped, or one copied from
+    another project), as words for a question: its header names another workspace (or none), or its file
+    (`path`) is open to others while s08 creates every log owner-only (a header is easy to forge, for a CI
+    runner's predictable folder too; a git checkout's modes are not 0600). None when it was written here."""
+    named = header.get("workspace")
+    if not isinstance(named, str) or not named:
+        return "its header names no workspace"
+    try:
+        here = Path(named).resolve() == Path(workspace).resolve()
+    except (OSError, RuntimeError, ValueError):
+        here = False
+    if not here:
+        return f"its header names {named}"
+    try:
+        if path is not None and os.stat(path).st_mode & 0o077:
+            return "its file is open to other users, and s08 keeps every log it writes owner-only"
+    except OSError:
+        pass
+    return None
 
 
 def find_session(workspace: Path, wanted: str) -> Path | None:

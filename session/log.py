@@ -75,8 +75,9 @@ from typing import Callable
 from events import ResponseDone
 from messages import PERSON_NOTES, SESSION_STOPPED_MARK, STOP_MARKS, add_user_text, blocks, close_dangling_tool_uses
 from session.file import (SessionBusy, SessionLog, find_session, list_sessions,  # noqa: F401  (re-exported)
-                          new_session_id, session_origin)
-from session.replay import LoadedSession, legacy_typed_texts, load_session, replay  # noqa: F401  (re-exported)
+                          new_session_id, session_header, session_origin, written_elsewhere)
+from session.replay import (LoadedSession, decide_nothing, legacy_typed_texts, load_session,  # noqa: F401
+                            replay)
 from session.repair import STOPPED_RESULT
 
 CHANGES_KEPT = 256            # recent changes a LoggedHistory remembers for lowest_change_since

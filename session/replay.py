@@ -10,10 +10,10 @@ continuity keeps and the window the API stated (the records are listed in sessio
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import json_text
 from session.checkpoints import record_ok as checkpoint_record_ok
 from compaction.continuity import Continuity
 from compaction.ledger import WorkLedger
@@ -134,6 +134,16 @@ def apply_record(messages: list[dict], record: dict) -> list[dict]:
     return messages
 
 
+def decide_nothing(loaded: LoadedSession) -> LoadedSession:
+    """A log written in another workspace decides nothing of this session: the model it chose is not used
+    (said in a notice). The person agreed only to go on with its conversation."""
+    if loaded.model_choice:
+        loaded.notices.append(f"[the resumed log chose the model {loaded.model_choice[:MODEL_CHARS]!r}; it was "
+                              "written in another workspace, so this session keeps yours (/model switches)]")
+        loaded.model_choice = None
+    return loaded
+
+
 def replay(lines: list[str]) -> LoadedSession:
     """Rebuild the history (and the usage) from log lines. A record that is unreadable or does not fit
     stops the replay until the next full snapshot, so what is rebuilt is always a state that was real."""
@@ -141,8 +151,8 @@ def replay(lines: list[str]) -> LoadedSession:
     messages, lost_at, skipped, recorded = [], None, 0, False
     for n, line in enumerate(lines, 1):
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = json_text.loads(line)
+        except (ValueError, RecursionError):
             record = None
         snapshot = isinstance(record, dict) and record.get("t") == "replace" and record.get("keep") == 0
         if lost_at is not None and not (snapshot and _record_ok(record, 0)):

@@ -13,11 +13,11 @@ markers compaction wrote into the history ([snipped …], [compacted] …), with
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import json_text
 from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
 from llm.usage import Usage, clean_usage
 from session.costs import TokenTally, price_of
@@ -125,8 +125,8 @@ def read_timeline(path: Path, limit: int = DEFAULT_LIMIT) -> Timeline:
     skipped = 0
     for line in _lines(path, notices):
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = json_text.loads(line)
+        except (ValueError, RecursionError):
             skipped += 1
             continue
         if not isinstance(record, dict):

@@ -46,7 +46,9 @@ def restore_checkpoints(app, loaded) -> None:
 
 
 def resume_other(app, arg: str):
-    from session.log import SessionBusy, SessionLog, find_session, list_sessions, load_session
+    from access.folder_trust import foreign_log_question, foreign_log_refused
+    from session.log import (SessionBusy, SessionLog, decide_nothing, find_session, list_sessions, load_session,
+                             written_elsewhere)
     here = app.messages.log.path if app.messages.log is not None else None
     skipped: list[str] = []
     paths = [p for p in list_sessions(app.workspace, skipped) if p != here]
@@ -84,6 +86,15 @@ def resume_other(app, arg: str):
     except (OSError, ValueError) as exc:
         app.emit(Notice(f"cannot open {Path(path).name}: {getattr(exc, 'strerror', None) or exc}", "error"))
         return None
+    other = written_elsewhere(loaded.header, app.workspace, loaded.path)
+    if other is not None:            # a log shipped with the repository: only with the person's yes
+        if app.ask is None:
+            app.emit(Notice(foreign_log_refused(loaded.id, other), "error"))
+            return NEEDS_REPL
+        if (app.ask(Question(foreign_log_question(loaded.id, other))) or "").strip().lower() not in YES:
+            app.emit(Notice("[not resumed]", "info"))
+            return None
+        decide_nothing(loaded)
     app.switch_to(loaded)
     return None
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import json
+import json_text
 import os
 import re
 import secrets
@@ -187,7 +188,7 @@ def transcript_header(workspace: Path, kind: str, trigger: str = "", before: int
 
 
 def _write_lines(path: Path, lines: list[dict]) -> None:
-    text = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in lines)
+    text = "".join(json_text.dumps(m, ensure_ascii=False) + "\n" for m in lines)
     safe.replace(path, text.encode("utf-8", "replace"))      # via a rename: a reader never sees half a file
 
 
@@ -247,7 +248,7 @@ def append_transcript(workspace: Path, messages: list[dict], path: Path | None =
     path = safe.own_path(path) if path else reserve_transcript(workspace, SNIPPED)
     fd = safe.open_append(path)
     try:
-        safe.write_all(fd, "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages).encode("utf-8", "replace"))
+        safe.write_all(fd, "".join(json_text.dumps(m, ensure_ascii=False) + "\n" for m in messages).encode("utf-8", "replace"))
         os.fsync(fd)
     finally:
         os.close(fd)

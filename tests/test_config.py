@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from config import DEFAULT_MODEL, describe_settings, load_settings
+from dataclasses import fields
+
+from config import DEFAULT_MODEL, Settings, describe_settings, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,10 +59,10 @@ def test_env_example_documents_every_setting():
 
 
 def test_non_finite_numbers_and_bad_bytes_are_refused_not_crashed_on(workspace):
-    (workspace / ".env").write_bytes(b"BASH_TIMEOUT=nan\nAPI_TIMEOUT=inf\nMODEL_ID=caf\xff\n")
+    (workspace / ".env").write_bytes(b"BASH_TIMEOUT=nan\nPREPARE_AT=inf\nMODEL_ID=caf\xff\n")
     result = load_settings(workspace, environ=bare(workspace))
     s = result.settings
-    assert (s.bash_timeout, s.api_timeout) == (120, 600) and s.model_id == "caf\ufffd"
+    assert (s.bash_timeout, s.prepare_at) == (120, 0.6) and s.model_id == "caf\ufffd"
     assert sum("must be a finite number" in w for w in result.warnings) == 2
 
 
@@ -70,10 +72,10 @@ def test_precedence_environment_then_workspace_then_user_file_then_defaults(work
     user = user_settings_file(env)
     user.parent.mkdir(parents=True)
     user.write_text("MODEL_ID=from-user\nMAX_TOKENS=111\nBASH_TIMEOUT=7\nANTHROPIC_API_KEY=user-key\n")
-    (workspace / ".env").write_text("MAX_TOKENS=222\nBASH_TIMEOUT=\n")      # empty = not set: the user file's
+    (workspace / ".env").write_text("MAX_TOKENS=100\nBASH_TIMEOUT=\n")      # empty = not set: the user file's
     result = load_settings(workspace, environ=env)
     s = result.settings
-    assert (s.model_id, s.max_tokens, s.bash_timeout, s.anthropic_api_key) == ("from-env", 222, 7, "user-key")
+    assert (s.model_id, s.max_tokens, s.bash_timeout, s.anthropic_api_key) == ("from-env", 100, 7, "user-key")
     assert result.sources == {"MODEL_ID": "environment", "MAX_TOKENS": str(workspace / ".env"),
                               "BASH_TIMEOUT": str(user), "ANTHROPIC_API_KEY": str(user)}
     assert s.context_limit == 50_000 and "CONTEXT_LIMIT" not in result.sources      # a default has no source
@@ -97,3 +99,45 @@ def test_values_are_taken_literally_never_expanded_from_the_environment(workspac
     env = {**bare(workspace), "ANTHROPIC_API_KEY": "sk-secret-value"}
     s = load_settings(workspace, environ=env).settings
     assert s.model_id == "${ANTHROPIC_API_KEY}" and s.anthropic_auth_token == "tok-$HOME"
+
+
+# ---- a workspace's .env is an allowlist (config.FOLDER_RULES) -----------------------------------------------
+def test_every_setting_has_a_folder_rule_and_the_harmful_ones_are_not_taken_as_they_are():
+    from config import FOLDER_RULES
+    rules = {f.name.upper(): f.metadata["folder"] for f in fields(Settings)}
+    assert set(rules.values()) <= set(FOLDER_RULES)
+    for name in ("DEMO", "MODEL_PRICE", "PROVIDER", "CACHE_TTL", "PROMPT_CACHE", "API_TIMEOUT", "API_TOTAL_TIMEOUT",
+                 "MICRO_CLEAR_AT_LEAST"):
+        assert rules[name] == "no"
+    for name in ("MAX_TOKENS", "BASH_TIMEOUT", "CONTEXT_LIMIT", "API_MAX_RETRIES", "SUMMARY_MAX_TOKENS"):
+        assert rules[name] == "lower"
+    for name in ("KEEP_DAYS", "PREPARE_AT", "COLD_COMPACT_AT"):       # lower: more deleted, more summary calls
+        assert rules[name] == "higher"
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MODEL_ID", "APPROVAL_MODE", "ALLOW_COMMANDS"):
+        assert rules[name] == "ask"
+
+
+def test_a_folder_env_lowers_but_never_raises_and_names_what_it_ignored_in_one_line(workspace):
+    from config import user_settings_file
+    env = bare(workspace)
+    user = user_settings_file(env)
+    user.parent.mkdir(parents=True)
+    user.write_text("CONTEXT_LIMIT=30000\nKEEP_DAYS=10\n")
+    (workspace / ".env").write_text("CONTEXT_LIMIT=40000\nMAX_TOKENS=500\nKEEP_DAYS=5\nDEMO=on\nPREPARE_AT=0.8\n"
+                                    "BACKGROUND_COMPACT=off\n")
+    result = load_settings(workspace, environ=env)
+    s = result.settings
+    assert (s.context_limit, s.max_tokens, s.keep_days, s.demo, s.prepare_at) == (30000, 500, 10, "auto", 0.8)
+    assert s.background_compact == "off"
+    [line] = [w for w in result.warnings if "this folder's .env" in w]
+    for shown in ("CONTEXT_LIMIT=40000 (only a value up to yours, 30000", "KEEP_DAYS=5", "DEMO=on", str(user)):
+        assert shown in line
+    named = load_settings(workspace, env_file=workspace / ".env", environ=env).settings   # --env-file: the person's
+    assert (named.context_limit, named.keep_days, named.demo) == (40000, 5, "on")
+
+
+def test_the_folder_settings_page_names_every_setting_in_its_rules_row():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "folder-settings.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in page.splitlines() if line.startswith("| ")}
+    for f in fields(Settings):
+        assert f"`{f.name.upper()}`" in rows[f.metadata["folder"]], f.name

@@ -21,7 +21,7 @@ def test_a_reload_says_only_new_warnings(tmp_path, workspace, standin):
     app.set_emit(events.append)
     assert any("AGENTS.md is 56,001 bytes" in w for w in app.warnings) and any("MAX_TOKENS" in w for w in app.warnings)
     standin.queue({"text": "a"}, {"text": "b"}, {"text": "c"})
-    for n, settings in enumerate(["MAX_TOKENS=lots\nKEEP_RECENT=4\n", "MAX_TOKENS=lots\nKEEP_RECENT=many\n",
+    for n, settings in enumerate(["MAX_TOKENS=lots\nKEEP_RECENT=2\n", "MAX_TOKENS=lots\nKEEP_RECENT=many\n",
                                   "MAX_TOKENS=lots\nKEEP_RECENT=many\nSNIP_MAX_MESSAGES=40\n"]):
         (workspace / ".env").write_text(settings)
         assert app.turn(f"turn {n}").ok

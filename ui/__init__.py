@@ -19,6 +19,7 @@ from importlib import import_module
 _WHERE = {"Renderer": "render", "QuietRenderer": "quiet", "say_err": "quiet", "say_out": "quiet",
           "safe": "sanitize", "seconds": "toolview", "summarize_input": "toolview", "summarize_output": "toolview",
           "PROMPT": "repl", "run_repl": "repl", "help_report": "reports", "pick_session": "sessions_view",
+          "confirm_on_terminal": "sessions_view",
           "demo_notice": "onboarding"}
 
 __all__ = sorted(_WHERE)

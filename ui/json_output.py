@@ -25,10 +25,10 @@ with ensure_ascii, so no control character or other raw text from the model reac
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
+import json_text
 from events import (Compaction, Interrupted, Notice, ResponseDone, Retrying, TextDelta, ToolFinished, ToolOutput,
                     ToolStarted)
 from .quiet import QuietRenderer
@@ -38,7 +38,7 @@ CONTENT_CHARS = 20000           # a tool result's content in a stream-json line 
 
 
 def write_json(record: dict, stream=None) -> None:
-    print(json.dumps(record, ensure_ascii=True, default=str), file=stream or sys.stdout, flush=True)
+    print(json_text.dumps(record, ensure_ascii=True, default=str), file=stream or sys.stdout, flush=True)
 
 
 class JsonEvents:

@@ -70,6 +70,12 @@ class Pastes:
         self.texts[key] = text
         return f"[pasted {lines} lines #{key}]"
 
+    def starts(self, text: str) -> bool:
+        """The input begins with a folded paste: what it holds is text for the model, never a `!` or `/`
+        command (the person saw only the mark, not the `!rm …` inside)."""
+        found = PASTE_MARK.match(text.lstrip())
+        return found is not None and found.group(1) in self.texts
+
     def expand(self, text: str) -> str:
         return PASTE_MARK.sub(lambda m: self.texts.get(m.group(1), m.group(0)), text)
 
@@ -198,7 +204,8 @@ def run_repl(app, debug: bool = False) -> int:
             default = "\n".join([*lines, rest] if rest else lines)
             try:
                 pre_run, warm = warm, None          # the first prompt only, even if Ctrl-C ends it
-                text = pastes.expand(session.prompt([("class:prompt", PROMPT)], default=default, pre_run=pre_run))
+                typed = session.prompt([("class:prompt", PROMPT)], default=default, pre_run=pre_run)
+                text = pastes.expand(typed)
             except KeyboardInterrupt:
                 if state["empty"] and not hinted:
                     with _between_prompts():
@@ -209,7 +216,7 @@ def run_repl(app, debug: bool = False) -> int:
                 break
             try:
                 with keys:
-                    if dispatch(app, text) == QUIT:
+                    if dispatch(app, text, message=pastes.starts(typed)) == QUIT:
                         break
             except KeyboardInterrupt:
                 with _between_prompts():

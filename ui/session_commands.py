@@ -17,11 +17,11 @@ views inside the REPL. Exit status: 0, 1 when something asked for does not exist
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
+import json_text
 from storage import safe
 
 SUBCOMMANDS = {        # name → one line of help (here, in `s08 --help` and in docs/sessions.md: a test compares them)
@@ -49,9 +49,15 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _settings(workspace: Path, env_file: Path | None):
+def _settings(workspace: Path, env_file: Path | None, warn: bool = False):
+    """`warn`: say the settings' warnings (what this folder's .env may not set, among them) on stderr."""
     from config import load_settings
-    return load_settings(workspace, env_file).settings
+    result = load_settings(workspace, env_file)
+    if warn:
+        from ui.quiet import say_err
+        for warning in result.warnings:
+            say_err(warning)
+    return result.settings
 
 
 def session_rows(workspace: Path, skipped: list[str] | None = None) -> list[dict]:
@@ -84,8 +90,8 @@ def _first_typed(path: Path) -> str:
         return ""
     for line in head.split("\n")[:200]:
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = json_text.loads(line)
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict) and record.get("t") == "typed" and isinstance(record.get("text"), str):
             return record["text"][:200]
@@ -167,7 +173,7 @@ def _inspect(args, workspace: Path, console) -> int:
 def _clean(args, workspace: Path, console) -> int:
     from session.clean import plan, remove, survey
     from ui.timeline_view import ask_to_remove, clean_done, clean_report
-    keep_days = args.keep_days if args.keep_days is not None else _settings(workspace, args.env_file).keep_days
+    keep_days = args.keep_days if args.keep_days is not None else _settings(workspace, args.env_file, warn=True).keep_days
     if keep_days < 0:
         from ui.quiet import say_err
         say_err("--keep-days must be 0 or more")

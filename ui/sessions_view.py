@@ -14,8 +14,8 @@ from rich.text import Text
 
 from messages import blocks
 from redact import redact_url
-from storage import safe
-from .sanitize import safe_line
+from storage import safe as own_files
+from .sanitize import safe, safe_line
 from .toolview import summarize_input
 
 ORIGINS = {"print": "-p run", "piped": "piped run"}
@@ -100,7 +100,7 @@ def session_lines(n: int, path: Path, width: int) -> list[Text]:
     from session.replay import load_session
     try:
         loaded = load_session(path)
-        mtime = safe.lstat(path).st_mtime
+        mtime = own_files.lstat(path).st_mtime
     except (OSError, ValueError) as exc:
         return [Text().append(f"  {n:>2}  ", style="cyan")
                 .append(f"{safe_line(path.stem)}  (unreadable: {safe_line(exc)})")]
@@ -117,6 +117,16 @@ def session_lines(n: int, path: Path, width: int) -> list[Text]:
     if last and last != first:
         rows.append(Text().append("      last:  ", style="dim").append(safe_line(last, room)))
     return rows
+
+
+def confirm_on_terminal(question: str) -> bool:
+    """A yes/no question before the session starts (no REPL yet); anything but y/yes is no."""
+    console = Console(highlight=False)
+    console.print(Text(safe(question)))
+    try:
+        return input("[y/N] ").strip().lower() in ("y", "yes")
+    except (EOFError, KeyboardInterrupt):
+        return False
 
 
 def pick_session(paths: list[Path], most: int = PICKER_MOST):

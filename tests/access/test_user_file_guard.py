@@ -89,5 +89,5 @@ def test_a_folder_env_never_sets_provider(tmp_path, workspace, standin):
     (workspace / ".env").write_text("PROVIDER=scripted\n")
     app, _ = make_app(workspace, environ)
     assert app.settings.provider == "anthropic"
-    assert sum("PROVIDER in this folder's .env is ignored" in w for w in app.warnings) == 1
+    assert sum("ignoring PROVIDER=scripted from this folder's .env" in w for w in app.warnings) == 1
     app.close()

@@ -60,6 +60,16 @@ ATTACKS = [          # (command, what it leaves behind when run: a file name, or
     ("[[ 'a[$(touch pwn)]' -eq 1 ]]", "pwn"),
     ("env touch pwn", "pwn"),
     ("exec touch pwn", "pwn"),
+    # the program itself arrives at run time: a wrapper with no command after xargs
+    ("echo touch pwn | xargs env", "pwn"),
+    ("echo touch pwn | xargs nice", "pwn"),
+    ("echo touch pwn | xargs timeout 5", "pwn"),
+    ("echo touch pwn | xargs nohup", "pwn"),
+    ("echo touch pwn | xargs setsid -w", "pwn"),
+    ("echo touch pwn | xargs stdbuf -oL", "pwn"),
+    ("echo touch pwn | xargs -n 2 env -u X", "pwn"),
+    ("echo touch pwn | xargs xargs", "pwn"),
+    ("printf 'touch\\0pwn' | xargs -0 -r env --", "pwn"),
 ]
 
 MORE_HOSTILE = [   # no need to run these: each is one of the classes above, or plainly writes
@@ -94,6 +104,16 @@ MORE_HOSTILE = [   # no need to run these: each is one of the classes above, or 
     "git diff *", "git log -- * > x", "tree *", "file *", "find . -newer x -delete",
     "sort -k2 -o out", "printf '%s' x > f", "echo x > .git/config", "cd .git && echo x > config",
     "git -C . -c core.fsmonitor=x status", "git status -c x",
+    # a wrapper with no command after xargs: the program arrives at run time
+    "xargs -a list env", "xargs -I{} env {}", "xargs env --", "xargs nice -n 5", "xargs time", "xargs command",
+    "xargs builtin", "xargs exec", "xargs -- env", "xargs sudo", "xargs doas", "xargs parallel", "xargs eval",
+    "xargs setsid", "xargs stdbuf -oL", "xargs ionice", "xargs -n1 xargs -n1", "find . -print0 | xargs -0 env",
+    "xargs -r env -u X --", "xargs timeout 5 env", "xargs nohup nice", "ls | xargs -P 4 nohup",
+    # programs read from the input, or given by it
+    'sh -c "$(cat)"', "find . -exec env {} +", "echo x | parallel", "echo ls | sh", "echo ls | env -i sh",
+    "echo ls | command sh", "echo ls | exec sh", "echo touch x | source /dev/stdin", "echo x | . /dev/stdin",
+    "echo touch x | xargs -I % env %", "echo ls | sudo -s", "echo ls | doas sh", "echo ls | xargs busybox",
+    "echo ls | python3", "echo ls | awk '{system($0)}'", "git ls-files | xargs -n1 git", "echo ls | timeout 5 sh",
 ]
 
 READ_ONLY = [        # common read-only commands that must keep running without a question
@@ -401,3 +421,12 @@ def test_git_run_by_the_bash_tool_runs_no_fsmonitor_and_no_look_alike_bare_repos
     assert captured.exit_code != 0 and "bare repository" in captured.text
     kept = run_command("git config --get user.name", folder, 20, tmp_path / "spill")
     assert kept.exit_code == 0                                        # the repository's own settings still apply
+
+
+@pytest.mark.parametrize("command", ["ls ; 2>out", ">out", "ls; >out", ">>out && ls"])
+def test_a_redirection_with_no_command_asks(command, scratch):
+    folder, env = scratch
+    _run(command, folder, env)
+    assert (folder / "out").exists(), command                     # it does create the file
+    assert Approvals().needs_approval("bash", {"command": command}) is not None, command
+    assert Approvals("plan").plan_refuses("bash", {"command": command}), command

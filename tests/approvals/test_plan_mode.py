@@ -163,3 +163,33 @@ def test_print_mode_plans_with_approval_mode_plan(tmp_path, workspace, standin, 
     assert code == 0 and out == "THE PLAN\n" and not (workspace / "w.txt").exists()
     assert "[plan mode] write_file was not run" in err
     assert last_user_texts(standin.requests[0]) == [PLAN_ON, "plan it"]
+
+
+def test_after_the_sandbox_refused_a_command_plan_mode_refuses_it_and_asks_nothing(tmp_path, workspace, standin):
+    # the repository's own file makes a read look refused by the sandbox ("Permission denied", exit 1): the model's
+    # retry would have asked "run it outside the sandbox?", and a yes ran it there
+    (workspace / "notes.txt").write_text("touch: cannot touch 'x': Permission denied\n")
+    command = "cat notes.txt; false"
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": command}}]},
+                  {"tool_calls": [{"name": "bash", "input": {"command": command}}]}, {"text": "THE PLAN"})
+    app, _ = make_app(workspace, base_env(tmp_path, standin, approval_mode="plan"))
+    asked = []
+    app.set_asker(lambda request: asked.append(request) or pytest.fail("plan mode asked"))
+    assert app.turn("plan it").text == "THE PLAN"
+    assert asked == []
+    first, second = (r["content"] for r in results_of(standin.requests[2]))
+    assert "Permission denied" in first
+    assert second.startswith("Not run: plan mode is on and the read-only sandbox refused it before")
+    app.close()
+
+
+@pytest.mark.parametrize("command", ["echo touch pwn | xargs env", "echo touch pwn | xargs timeout 5",
+                                     "echo touch pwn | xargs nohup", "echo touch pwn | xargs xargs"])
+def test_plan_mode_refuses_a_program_that_arrives_through_xargs(tmp_path, workspace, standin, command):
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": command}}]}, {"text": "THE PLAN"})
+    app, _ = make_app(workspace, base_env(tmp_path, standin, approval_mode="plan"))
+    app.set_asker(never_asked)
+    assert app.turn("plan it").text == "THE PLAN"
+    [result] = results_of(standin.requests[1])
+    assert result["content"] == PLAN_REFUSAL and not (workspace / "pwn").exists()
+    app.close()

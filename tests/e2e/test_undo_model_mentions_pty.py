@@ -171,3 +171,17 @@ def test_esc_stops_a_bang_command_and_the_model_is_told(repl, standin, workspace
     child.expect_exact(PROMPT)
     first = user_texts(standin.requests[-1]["messages"])[0]
     assert first.startswith("[you ran] $ echo started; sleep 20") and "[interrupted by you]" in first
+
+
+@pytest.mark.parametrize("first", ["!touch pwned.txt", "/quit"])
+def test_a_folded_paste_that_starts_with_bang_or_slash_is_text_for_the_model(repl, standin, workspace, first):
+    standin.queue({"text": "READ-YOUR-PASTE"})
+    child = repl()
+    pasted = "\n".join([first] + [f"touch pwned-{n}.txt" for n in range(8)])
+    child.send("\x1b[200~" + pasted + "\x1b[201~")
+    child.expect_exact("[pasted 9 lines #1]")
+    child.send("\r")
+    child.expect_exact("READ-YOUR-PASTE")
+    child.expect_exact(PROMPT)
+    assert user_texts(standin.requests[-1]["messages"]) == [pasted]
+    assert not list(workspace.glob("pwned*")) and child.isalive()
