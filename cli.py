@@ -237,3 +237,4 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     finally:
         _end_background(app)
         app.close()
+        app.end_servers()           # servers end with s08

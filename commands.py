@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 import app_habits
 from compaction.tokens import breakdown
-from events import (CleanReport, ContextReport, CostReport, HelpReport, MemoryReport, Notice, Question, ShowToolResult,
+from events import (CleanReport, ContextReport, CostReport, HelpReport, McpReport, MemoryReport, Notice, Question,
+                    ShowToolResult,
                     TimelineReport)
 
 QUIT = "quit"
@@ -108,9 +109,23 @@ def _context(app, _arg: str) -> None:
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
     sandbox = getattr(app, "sandbox", None)
+    servers = getattr(app, "servers", None)
+    mcp, note = {}, ""
+    if servers is not None and servers.tools:
+        mcp, report = servers.schema_tokens(), servers.report()
+        note = (f"deferred: all schemas would take {report.total_tokens:,} tokens, over MCP_SCHEMA_BUDGET "
+                f"{report.budget:,}; {report.loaded} loaded, {report.rewrites} cache rewrites") if report.deferred \
+            else f"within MCP_SCHEMA_BUDGET {report.budget:,}"
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
                            sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt,
-                           agent.compactor.background.describe() if app.settings.background_compact == "on" else ""))
+                           agent.compactor.background.describe() if app.settings.background_compact == "on" else "",
+                           mcp, note))
+
+
+@command("/mcp", "the MCP servers: their state, tools and what their schemas cost (docs/mcp.md)")
+def _mcp(app, _arg: str) -> None:
+    app.start_servers()
+    app.emit(McpReport(app.servers.report()))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")

@@ -154,7 +154,7 @@ def _consents(user_file: Path) -> list[dict]:
             continue
         if not isinstance(entry, dict) or not isinstance(entry.get("folder"), str):
             continue
-        settings = entry.get("settings") if isinstance(entry.get("settings"), dict) else {}
+        settings = entry["settings"] if isinstance(entry.get("settings"), dict) else {}
         values = {k: v for k, v in settings.items() if isinstance(k, str) and isinstance(v, str)}
         if isinstance(entry.get("url"), str):
             values[URL_NAME] = entry["url"]
