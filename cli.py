@@ -5,6 +5,7 @@
     _pick_session    the session --continue / --resume names
     _end_background  at exit: end the processes the agent's commands left running
     s08 sessions / inspect / clean    handed to cli_sessions.py (saved sessions, no model)
+    s08 mcp add|list|remove           handed to cli_mcp.py (the MCP servers' files, no model)
 
 Heavy modules (the model SDK, rich, prompt_toolkit) are imported only after the arguments are
 parsed, so `--version` and `--help` answer at once.
@@ -200,6 +201,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         keep_key_from_children()           # may re-exec this process without the key in its environment
         enable_adoption()
     given = sys.argv[1:] if argv is None else argv
+    if given and given[0] == "mcp":                # s08 mcp add|list|remove: the servers' files only
+        from cli_mcp import main as mcp_main
+        return mcp_main(given, prog or program_name())
     if given and given[0] in SUBCOMMANDS:          # s08 sessions / inspect / clean: logs and files only
         from cli_sessions import main as session_main
         return session_main(given, prog or program_name())
