@@ -238,3 +238,31 @@ def test_servers_end_with_s08(tmp_path, workspace, standin):
     assert done.returncode == 0
     pid = int((marks / "pid").read_text())
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def test_a_streamable_http_server(tmp_path, workspace, standin):
+    import socket
+    import sys
+    import time
+
+    from support.gateway import free_port
+    from support.mcp_servers import EDGE
+    port = free_port()
+    server = subprocess.Popen([sys.executable, EDGE, "http", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:          # until it listens (an event, with a deadline)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        user_servers(tmp_path / "home", {"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}})
+        standin.queue(call("mcp__web__echo", text="OVER-HTTP"), {"text": "DONE"})
+        done = run(tmp_path, workspace, standin)
+        assert done.returncode == 0, done.stderr
+        assert results_of(standin.requests[1])[0]["content"] == "OVER-HTTP"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

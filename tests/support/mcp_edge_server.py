@@ -11,6 +11,7 @@
     flood       writes 5 MB to stderr before it serves, and more on every call
     junk        writes non-JSON lines to stdout before it serves
     silent      never answers initialize (reads stdin and says nothing)
+    http PORT   the default tools over streamable HTTP on 127.0.0.1:PORT (/mcp)
 
 Runs with the interpreter of the s08 under test (the SDK is in its venv); stderr is what s08 keeps.
 """
@@ -108,6 +109,9 @@ def main() -> None:
             sys.stdout.write(f"\x1b[31mjunk line {i} not json\n")
         sys.stdout.flush()
     server = build(mode)
+    if mode == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        return
     if mode == "hostile":       # a schema the API would refuse, and one too big: edited after registration
         tools = server._tool_manager._tools if hasattr(server, "_tool_manager") else {}
         for name, tool in tools.items():
