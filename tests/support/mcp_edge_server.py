@@ -5,7 +5,8 @@
     (no mode)   echo, big (1 MB by default), fail (an error), slow (until cancelled: writes
                 $EDGE_MARKS/cancelled then), crash (the process exits mid-call), image (a PNG), env (one
                 variable of its environment, to check what s08 hands it), structured (structured content only)
-    many        the above and tool_000 … tool_079 with long descriptions (for the schema budget)
+    many        the above and tool_000 … tool_079 with long descriptions (for the schema budget; $EDGE_TOOLS
+                of them when set)
     hostile     tools whose names, descriptions and schemas are attacks: control characters, ANSI,
                 huge sizes, names the API refuses, a name that splits like mcp__a__b
     flood       writes 5 MB to stderr before it serves, and more on every call
@@ -76,7 +77,7 @@ def build(mode: str):
         return os.environ.get(name, "(unset)")
 
     if mode == "many":
-        for i in range(80):
+        for i in range(int(os.environ.get("EDGE_TOOLS", "80"))):
             def numbered(query: str, limit: int = 10, i: int = i) -> str:
                 return f"tool {i}: {query} ({limit})"
             server.add_tool(numbered, name=f"tool_{i:03d}",
