@@ -109,6 +109,8 @@ def _context(app, _arg: str) -> None:
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
     sandbox = getattr(app, "sandbox", None)
+    if hasattr(app, "start_servers"):
+        app.start_servers()                 # the tools the next request sends include theirs
     servers = getattr(app, "servers", None)
     mcp, note = {}, ""
     if servers is not None and servers.tools:

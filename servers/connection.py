@@ -149,7 +149,7 @@ class Connection:
         except concurrent.futures.TimeoutError:
             self._failed(f"did not start within {timeout:g} s (MCP_TIMEOUT)")
         except KeyboardInterrupt:
-            self._failed("start interrupted")
+            self.stop()
             raise
         except BaseException as exc:  # whatever the SDK or the process raised: one line, the session goes on
             self._failed(f"did not start: {_one_line(exc)}")

@@ -91,13 +91,22 @@ class Servers:
         for e in chosen:
             self.connections[e.name] = Connection(e, self.runner, self.folder / f"{e.name}.stderr.log",
                                                   self.environ, self.secrets, self.workspace)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, len(chosen))) as pool:
-            outcomes = {name: pool.submit(self._start_one, c) for name, c in self.connections.items()}
-        for name, outcome in outcomes.items():
-            problem = outcome.result()
-            if problem:
-                emit(Notice(f"[mcp] server {name} skipped: {clean(problem, 300)} (its stderr: "
-                            f"{self._stderr_shown(name)})", "warning"))
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=min(8, len(chosen)), thread_name_prefix="s08-mcp-start")
+        outcomes = {name: pool.submit(self._start_one, c) for name, c in self.connections.items()}
+        try:
+            for name, outcome in outcomes.items():
+                problem = outcome.result()
+                if problem:
+                    emit(Notice(f"[mcp] server {name} skipped: {clean(problem, 300)} (its stderr: "
+                                f"{self._stderr_shown(name)})", "warning"))
+        except KeyboardInterrupt:          # Esc / Ctrl-C while they start: what started is used, the rest later
+            for connection in self.connections.values():
+                if not connection.alive:
+                    connection.stop()
+            emit(Notice("[mcp] starting the MCP servers was interrupted; those not started yet are skipped "
+                        "(/mcp shows which)", "warning"))
+        finally:
+            pool.shutdown(wait=False)
         self._bridge(emit)
         return True
 
