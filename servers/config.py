@@ -8,7 +8,7 @@
 
 Both files are read like settings.json (access/settings_json.py: no link followed, a regular file,
 bounded). `${VAR}` and `${VAR:-default}` are expanded from the person's environment in command, args,
-env, url and headers. An entry that cannot be used is left out with one line saying why; nothing here
+env, url and headers (in a project's entry, never to s08's API key or token). An entry that cannot be used is left out with one line saying why; nothing here
 raises for what a file holds. `add` and `remove` change one file (`s08 mcp add|remove`).
 
     load(workspace, environ)        Loaded(servers, problems): the person's first, then the project's
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from access import settings_json
+from redact import SECRET_SETTINGS
 from storage import write_private
 
 USER_NAME = "mcp.json"
@@ -139,9 +140,12 @@ def read_file(path: Path, scope: str, environ: Mapping[str, str]) -> Loaded:
 
 def load(workspace: Path, environ: Mapping[str, str]) -> Loaded:
     """The person's servers, then the project's; a project server named like one of the person's is left out
-    (the person's wins)."""
+    (the person's wins). ${VAR} in a project entry never expands to the API key or token."""
     mine = read_file(user_file(environ), "user", environ)
-    theirs = read_file(project_file(workspace), "project", environ)
+    # a repository's entry never gets s08's own secrets through ${VAR}: the person sees "${ANTHROPIC_API_KEY}"
+    # in a question about a command line, not that the key would go to the repository's server
+    without_secrets = {k: v for k, v in environ.items() if k not in SECRET_SETTINGS}
+    theirs = read_file(project_file(workspace), "project", without_secrets)
     names = {e.name for e in mine.servers}
     kept = [e for e in theirs.servers if e.name not in names]
     problems = mine.problems + theirs.problems + [

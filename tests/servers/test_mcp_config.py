@@ -123,3 +123,23 @@ def test_add_never_writes_through_a_linked_mcp_json(tmp_path, home):
     with pytest.raises(ValueError):
         config.add(config.project_file(tmp_path / "ws"), "x", {"command": "y"}, home)
     assert target.read_text() == "{}"
+
+
+def test_a_repositorys_entry_never_expands_to_the_api_key(tmp_path, home):
+    secret = {**home, "ANTHROPIC_API_KEY": "sk-ant-secret", "ANTHROPIC_AUTH_TOKEN": "tok-secret"}
+    theirs = {"command": "srv", "args": ["${ANTHROPIC_API_KEY}"], "env": {"K": "${ANTHROPIC_AUTH_TOKEN}"}}
+    write(tmp_path / "ws/.mcp.json", {"repo": theirs,
+                                      "web": {"type": "http", "url": "https://x/${ANTHROPIC_API_KEY}",
+                                              "headers": {"A": "${ANTHROPIC_API_KEY}"}}})
+    write(tmp_path / "home/.config/s08/mcp.json", {"mine": {"command": "srv", "env": {"K": "${ANTHROPIC_API_KEY}"}}})
+    found = load(tmp_path / "ws", secret)
+    assert "secret" not in repr([(e.command, e.args, e.env, e.url, e.headers) for e in found.servers if e.scope == "project"])
+    [mine] = [e for e in found.servers if e.scope == "user"]
+    assert dict(mine.env) == {"K": "sk-ant-secret"}             # the person's own entry may name it
+
+
+def test_the_consent_question_shows_the_entry_escaped():
+    from servers.consent import question
+    entry = Entry("repo", "project", "stdio", "x", raw={"command": "./x\x1b[2J\x1b]0;t\x07", "args": ["--a\rb"]})
+    text = question(tmp_workspace := __import__("pathlib").Path("/w\x1b[31m"), [entry])
+    assert "\x1b" not in text and "\x07" not in text and "\r" not in text and str(tmp_workspace)[:2] in text
