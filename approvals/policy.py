@@ -285,7 +285,7 @@ class Approvals:
                 self.all_edits = True
             else:
                 self.all_commands = True
-        elif answer.scope == "prefix" and request.kind == "mcp":
+        elif answer.scope == "prefix" and getattr(request, "kind", "") == "mcp":
             self.tools.add(request.tool)
         elif answer.scope == "prefix":       # only what command_prefix itself would offer: never `for`, `xargs`
             self.prefixes.update(p for p in request.prefixes if p and command_prefix(p.split()) == p)
