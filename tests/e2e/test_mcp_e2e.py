@@ -266,3 +266,13 @@ def test_a_streamable_http_server(tmp_path, workspace, standin):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_an_http_server_that_is_not_there_is_skipped_in_one_line(tmp_path, workspace, standin):
+    from support.gateway import free_port
+    user_servers(tmp_path / "home", {"gone": {"type": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"}})
+    standin.queue({"text": "WENT-ON"})
+    done = run(tmp_path, workspace, standin)
+    assert done.returncode == 0 and "WENT-ON" in done.stdout
+    lines = [line for line in done.stderr.splitlines() if "[mcp] server gone skipped: did not start" in line]
+    assert len(lines) == 1 and "Traceback" not in done.stderr

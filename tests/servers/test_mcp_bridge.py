@@ -85,3 +85,9 @@ def test_results_text_images_structured_and_errors():
 def test_a_result_too_big_for_anything_is_cut_here_and_says_so():
     out = convert_result(NS(content=[NS(type="text", text="x" * (MAX_RESULT_CHARS + 10))], is_error=False))
     assert len(out.text) < MAX_RESULT_CHARS + 200 and "s08 keeps" in out.text
+
+
+def test_a_server_with_thousands_of_tools_gives_at_most_max_tools():
+    from servers.bridge import MAX_TOOLS
+    tools, problems = bridge_tools("s", [tool(f"t{i}") for i in range(5_000)], set())
+    assert len(tools) == MAX_TOOLS and problems == [f"s: only the first {MAX_TOOLS} of its 5000 tools are used"]
