@@ -4,6 +4,9 @@ counted as one cache rewrite."""
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from servers.bridge import BridgedTool
 from servers.deferral import LOAD_TOOL, Deferral, cost
 
@@ -35,3 +38,21 @@ def test_past_the_budget_names_and_one_line_go_and_loads_append():
     assert len(new) == 8 and all(int(n[len("mcp__s__t"):]) % 2 == 0 for n in new) and d.rewrites == 2
     third = d.schemas(ts, budget)
     assert third[:2] == second and cost([t for t in ts if t.name in d.loaded]) > 0
+
+
+@given(st.lists(st.one_of(st.lists(st.integers(0, 70), max_size=5).map(lambda ns: ("names", ns)),
+                          st.sampled_from(["apples", "pears", "Tool 3", "zzz", ""]).map(lambda q: ("query", q))),
+                max_size=12))
+def test_loads_only_ever_append_and_each_one_that_adds_is_one_rewrite(loads):
+    ts, d = tools(60), Deferral()
+    budget = cost(ts) // 4
+    before = d.schemas(ts, budget)
+    for kind, value in loads:
+        names = [f"mcp__s__t{n}" for n in value] if kind == "names" else None
+        rewrites = d.rewrites
+        new, _ = d.load(ts, names, value if kind == "query" else None)
+        after = d.schemas(ts, budget)
+        assert after[:len(before)] == before                   # the cached prefix is never changed
+        assert [s["name"] for s in after[len(before):]] == new
+        assert d.rewrites == rewrites + (1 if new else 0)
+        before = after
