@@ -64,7 +64,13 @@ def _run_once_json(app, prompt: str, streaming: bool) -> int:
         from ui import say_err
         say_err("the prompt is empty: give -p some text")
         return 2
+    held: list = []                        # the servers start first (their tools are in the init record);
+    app.set_emit(held.append)              # what they said follows the init record
+    app.start_servers()
+    app.set_emit(events)
     events.init(app)
+    for event in held:
+        events(event)
     result = dispatch(app, prompt)
     if result in (UNKNOWN, UNUSABLE):
         code = 2

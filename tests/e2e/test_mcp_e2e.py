@@ -276,3 +276,12 @@ def test_an_http_server_that_is_not_there_is_skipped_in_one_line(tmp_path, works
     assert done.returncode == 0 and "WENT-ON" in done.stdout
     lines = [line for line in done.stderr.splitlines() if "[mcp] server gone skipped: did not start" in line]
     assert len(lines) == 1 and "Traceback" not in done.stderr
+
+
+def test_the_json_init_record_lists_the_servers_and_their_tools(tmp_path, workspace, standin):
+    user_servers(tmp_path / "home", {"edge": edge_entry(), "mute": edge_entry("silent")})
+    standin.queue({"text": "DONE"})
+    done = run(tmp_path, workspace, standin, "go", "--output-format", "stream-json", mcp_timeout=20)
+    init = json.loads(done.stdout.splitlines()[0])
+    assert init["type"] == "init" and "mcp__edge__echo" in init["tools"]
+    assert init["mcp_servers"] == [{"name": "edge", "status": "running"}, {"name": "mute", "status": "failed"}]
