@@ -132,6 +132,7 @@ class Connection:
         self.retry_at = 0.0
         self.starts = 0
         self._task: concurrent.futures.Future | None = None
+        self._sink: _StderrSink | None = None
         self._stop: asyncio.Event | None = None
 
     # ---- start and stop ----------------------------------------------------------------------
@@ -164,12 +165,9 @@ class Connection:
 
     async def _run(self, ready: concurrent.futures.Future) -> None:
         self._stop = asyncio.Event()
-        sink = None
         try:
             async with AsyncExitStack() as stack:
                 read, write = await self._transport(stack)
-                if self.entry.kind == "stdio":
-                    sink = self._sink
                 from mcp import ClientSession
                 from mcp.types import Implementation
                 session = await stack.enter_async_context(
@@ -192,8 +190,9 @@ class Connection:
             self.session = None
             if self.state == "ready" and not self._stop.is_set():
                 self.state, self.problem = "failed", "the server stopped"
-            if sink is not None:
-                sink.close()
+            if self._sink is not None:       # whatever happened after the pipe was made
+                self._sink.close()
+                self._sink = None
 
     async def _transport(self, stack: AsyncExitStack):
         if self.entry.kind == "http":
