@@ -25,7 +25,7 @@ from access.login import login as log_in, logout as log_out
 from approvals.policy import Approvals, parse_allow_list
 from commands import UNUSABLE
 from compaction import Continuity
-from config import missing_key_message
+from config import missing_key_message, process_environ
 from session.costs import CostTracker, price_of, with_model_window
 from access.credentials import consent_file, endpoint_adaptations, remember_adaptation
 from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFinished, TurnStatus
@@ -45,6 +45,9 @@ from session.index import IndexRecorder
 from storage import bind_session
 from tools.sandbox import Sandbox
 from version import program_name
+from access import settings_json
+from servers.manager import Servers
+from tools.registry import REGISTRY
 
 
 class App:
@@ -83,6 +86,7 @@ class App:
         self.hooks.emit = self.emit
         self.hooks_started, self.end_reason = False, "other"
         self.skills = find_skills(self.workspace, environ)
+        self.servers: Servers | None = None       # the MCP servers: started at the first turn (start_servers)
         self.load()
         self.warnings = self.warnings + self.hooks.problems      # a settings file's hooks that cannot be used
         self.warned = set(self.warnings)          # the UI shows these at start; a reload says only new ones
@@ -190,9 +194,41 @@ class App:
         self.settings = with_model_window(self.settings, self.access.sources)     # the window follows the model
         if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
             self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
-                                       parse_allow_list(self.settings.allow_commands))
+                                       parse_allow_list(self.settings.allow_commands), self._allowed_tools())
             self.sandbox = Sandbox.for_session(self.settings, self.environ)     # fixed at start too
             self.approvals.sandbox_problem = self.sandbox.problem
+
+    def _allowed_tools(self) -> tuple[str, ...]:
+        """`permissions.allow` of the person's settings.json — never the project's (a repository may not
+        change approvals): the MCP tools that run without a question."""
+        loaded = settings_json.read(settings_json.user_file(self.environ))
+        if loaded.problem:
+            self.warnings = list(self.warnings) + [loaded.problem]
+        allow = loaded.data.get("permissions", {}).get("allow", []) if isinstance(loaded.data.get("permissions"),
+                                                                                  dict) else []
+        return tuple(a for a in allow if isinstance(a, str)) if isinstance(allow, list) else ()
+
+    def start_servers(self) -> None:
+        """The MCP servers, once per run (servers/manager.py): asks about a project's servers, starts what may
+        start, and gives their tools to the agent."""
+        if self.servers is None:
+            log = self.messages.log
+            folder = log.path.with_name(f"{log.id}.mcp") if log is not None else None
+            self.servers = Servers(self.workspace, self.settings, dict(process_environ() if self.environ is None
+                                                                       else self.environ),
+                                   self.access.secrets(), self.access.user_file, folder, set(REGISTRY))
+        self.servers.settings = self.settings
+        if self.servers.start(self.ask, self.emit):
+            self._attach_servers()
+
+    def _attach_servers(self) -> None:
+        if self.servers is not None and self.servers.started:
+            self.agent.tool_ctx.servers = self.servers
+            self.agent.sync_tools()
+
+    def end_servers(self) -> None:
+        if self.servers is not None:
+            self.servers.close()
 
     def _make_model(self):
         """The model client for the current settings; None when nothing may be sent (no key, an
@@ -216,6 +252,7 @@ class App:
         self.agent.tool_ctx.sandbox = self.sandbox
         self.agent.hooks = self.agent.compactor.hooks = self.hooks
         self.agent.use_skills(self.skills)
+        self._attach_servers()                    # after /clear or /resume: the same servers
         self._adapt_to_endpoint()
         self._add_instructions_warning()
 
@@ -334,6 +371,7 @@ class App:
         note = ""
         if text and text.strip():           # plan mode on, or just switched off: the model is told (plan_mode.py)
             note, self.plan_told = note_for(self.approvals.mode == "plan", self.plan_told)
+        self.start_servers()
         result = run_turn(self.messages, text, self.agent, tuple(attached) + hooked, note=note)
         if self.hooks:
             result = hook_events.after_turn(self, result)

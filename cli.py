@@ -5,6 +5,7 @@
     _pick_session    the session --continue / --resume names
     _end_background  at exit: end the processes the agent's commands left running
     s08 sessions / inspect / clean    handed to ui/session_commands.py (saved sessions, no model)
+    s08 mcp add|list|remove           handed to ui/mcp_commands.py (the MCP servers' files, no model)
 
 Heavy modules (the model SDK, rich, prompt_toolkit) are imported only after the arguments are
 parsed, so `--version` and `--help` answer at once.
@@ -20,9 +21,11 @@ from pathlib import Path
 
 from commands import QUIT, UNKNOWN, UNUSABLE, dispatch
 from config import APPROVAL_MODES
-from ui.session_commands import SUBCOMMANDS
+from ui.session_commands import SUBCOMMANDS as SESSION_SUBCOMMANDS
 from version import __version__, program_name
 
+SUBCOMMANDS = {**SESSION_SUBCOMMANDS,   # name → one line of help (in `s08 --help`; docs/sessions.md, docs/mcp.md: a test compares)
+               "mcp": "add, list or remove MCP servers (~/.config/s08/mcp.json, .mcp.json)"}
 DESCRIPTION = "s08 — a terminal coding agent whose strength is context compaction."
 
 
@@ -63,7 +66,13 @@ def _run_once_json(app, prompt: str, streaming: bool) -> int:
         from ui import say_err
         say_err("the prompt is empty: give -p some text")
         return 2
+    held: list = []                        # the servers start first (their tools are in the init record);
+    app.set_emit(held.append)              # what they said follows the init record
+    app.start_servers()
+    app.set_emit(events)
     events.init(app)
+    for event in held:
+        events(event)
     result = dispatch(app, prompt)
     if result in (UNKNOWN, UNUSABLE):
         code = 2
@@ -166,7 +175,7 @@ def _end_background(app) -> None:
 
 def _parser(prog: str | None) -> argparse.ArgumentParser:
     name = prog or program_name()
-    epilog = "saved sessions (no model, no key; `%s SUBCOMMAND --help` for its options):\n" % name + "\n".join(
+    epilog = "subcommands (no model, no key; `%s SUBCOMMAND --help` for its options):\n" % name + "\n".join(
         f"  {sub:<10}{text}" for sub, text in SUBCOMMANDS.items())
     parser = argparse.ArgumentParser(prog=name, description=DESCRIPTION, epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -233,7 +242,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         keep_key_from_children()           # may re-exec this process without the key in its environment
         enable_adoption()
     given = sys.argv[1:] if argv is None else argv
-    if given and given[0] in SUBCOMMANDS:          # s08 sessions / inspect / clean: logs and files only
+    if given and given[0] == "mcp":                # s08 mcp add|list|remove: the servers' files only
+        from ui.mcp_commands import main as mcp_main
+        return mcp_main(given, prog or program_name())
+    if given and given[0] in SESSION_SUBCOMMANDS:          # s08 sessions / inspect / clean: logs and files only
         from ui.session_commands import main as session_main
         return session_main(given, prog or program_name())
     args = _parser(prog).parse_args(argv)
@@ -270,3 +282,4 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     finally:
         _end_background(app)
         app.close()
+        app.end_servers()           # servers end with s08

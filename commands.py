@@ -20,8 +20,8 @@ from typing import Any, Callable
 from loop.model_choice import pick_model
 from session.undo import resume_other, rewind, undo
 from compaction.tokens import breakdown
-from events import (CleanReport, ContextReport, CostReport, HelpReport, HooksReport, MemoryReport, Notice, Question,
-                    ShowToolResult, TimelineReport)
+from events import (CleanReport, ContextReport, CostReport, HelpReport, HooksReport, McpReport, MemoryReport, Notice,
+                    Question, ShowToolResult, TimelineReport)
 from prompts.commands import CustomCommand, find_commands
 
 QUIT = "quit"
@@ -137,9 +137,25 @@ def _context(app, _arg: str) -> None:
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
     window = agent.compactor.window
     sandbox = getattr(app, "sandbox", None)
+    if hasattr(app, "start_servers"):
+        app.start_servers()                 # the tools the next request sends include theirs
+    servers = getattr(app, "servers", None)
+    mcp, note = {}, ""
+    if servers is not None and servers.tools:
+        mcp, report = servers.schema_tokens(), servers.report()
+        note = (f"deferred: all schemas would take {report.total_tokens:,} tokens, over MCP_SCHEMA_BUDGET "
+                f"{report.budget:,}; {report.loaded} loaded, {report.rewrites} cache rewrites") if report.deferred \
+            else f"within MCP_SCHEMA_BUDGET {report.budget:,}"
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
                            sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt,
-                           agent.compactor.background.describe() if app.settings.background_compact == "on" else ""))
+                           agent.compactor.background.describe() if app.settings.background_compact == "on" else "",
+                           mcp, note))
+
+
+@command("/mcp", "the MCP servers: their state, tools and what their schemas cost (docs/mcp.md)")
+def _mcp(app, _arg: str) -> None:
+    app.start_servers()
+    app.emit(McpReport(app.servers.report()))
 
 
 @command("/hooks", "the hooks in use, from which settings file, and those waiting for your agreement")

@@ -80,6 +80,12 @@ class Settings:
     max_tokens: int = _field(8000, "max output tokens per model call", "int", 1, folder="lower")
     bash_timeout: float = _field(BASH_TIMEOUT, "seconds before a bash command's process group is killed", "float",
                                  0.1, folder="lower")
+    mcp_timeout: float = _field(30.0, "seconds an MCP server may take to start (else it is skipped with one "
+                                     "line)", "float", 0.1, folder="lower")
+    mcp_tool_timeout: float = _field(300.0, "seconds one MCP tool call may take before it is cancelled", "float", 0.1,
+                                     folder="lower")
+    mcp_schema_budget: int = _field(0, "tokens all MCP tool schemas may take before only names and one-line "
+                                       "descriptions are sent (0: 10 % of CONTEXT_LIMIT)", "int", 0, folder="lower")
     api_max_retries: int = _field(2, "retries on 429/5xx/connection errors", "int", 0, folder="lower")
     api_timeout: float = _field(600.0, "seconds without answer data (pings do not count) before a request "
                                        "is given up", "float", 1, folder="no")

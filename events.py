@@ -143,6 +143,14 @@ class ContextReport:
     sandbox: str = ""                         # the bash tool's sandbox in one line (tools.sandbox.Sandbox.status)
     usage_doubt: str = ""                     # why the endpoint's usage is not trusted (compaction/pipeline.py)
     summary: str = ""                         # the summary prepared in the background, if any
+    mcp: dict = field(default_factory=dict)   # MCP schema tokens per server, as sent now (servers/manager.py)
+    mcp_note: str = ""                        # MCP schemas deferred or not, against MCP_SCHEMA_BUDGET
+
+
+@dataclass
+class McpReport:
+    """/mcp: the MCP servers (servers.manager.Report): each one's state, tools and schema tokens, the budget."""
+    report: Any
 
 
 @dataclass

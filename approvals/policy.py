@@ -22,6 +22,11 @@ remembered as a prefix.
 Files that configure the programs commands run (`.git/`, `.gitattributes`, `.envrc`, shell startup
 files…) ask before every change in default and auto_edit, whatever was answered before.
 
+MCP tools (`mcp__SERVER__TOOL`) ask in default and auto_edit, showing server, tool and arguments, unless the
+person's own settings.json allows them (`permissions.allow`, Claude Code's syntax: mcp_allowed) or they said
+"always" to that tool; plan mode refuses those not allowed. A server's own annotations (read-only…) are not
+trusted for any of this.
+
 Kernel sandbox (tools/sandbox.py): `decide` also says how an allowed call runs — "read-only" when
 the policy let a command run without a question because it judged it read-only (it then runs in the
 read-only sandbox), "" when the person allowed it (yes, always, ALLOW_COMMANDS, yolo). Where there is
@@ -38,6 +43,7 @@ every mode; this is the guard for everything else bash can do.
 
 from __future__ import annotations
 
+import json
 import posixpath
 from dataclasses import dataclass
 
@@ -48,7 +54,8 @@ from approvals.shell import Simple, parse
 
 MAX_COMMAND_CHARS = 4000          # longer commands are not analysed: they ask
 
-READ_ONLY_TOOLS = {"read_file", "compact"}
+READ_ONLY_TOOLS = {"read_file", "compact", "mcp_load_tools"}     # the last only changes which schemas are sent
+MCP_PREFIX = "mcp__"
 # Shift-Tab's order; yolo is in it only when the session started in yolo (--yolo, or the setting)
 CYCLE = ("default", "auto_edit", "plan")
 PLAN_UNSANDBOXED = ("Not run: plan mode is on and {why}; in plan mode commands run only inside the read-only "
@@ -84,6 +91,13 @@ def configures_commands(path: str) -> str:
     if "/.config/git/" in "/" + "/".join(parts) + "/":
         return "git runs the programs it names"
     return ""
+
+
+def mcp_allowed(name: str, allowed) -> bool:
+    """Does an entry of the person's `permissions.allow` (Claude Code's syntax) cover MCP tool `name`?
+    `mcp__SERVER` and `mcp__SERVER__*` allow every tool of that server, `mcp__SERVER__TOOL` one tool."""
+    server = name[len(MCP_PREFIX):].partition("__")[0]
+    return any(entry in (name, f"{MCP_PREFIX}{server}", f"{MCP_PREFIX}{server}__*") for entry in allowed)
 
 
 def parse_allow_list(text: str) -> tuple[str, ...]:
@@ -146,6 +160,7 @@ class Request:
     change: object = None          # tools.preview.FileChange for write_file / edit_file
     prefixes: tuple = ()
     sensitive: str = ""            # a file that configures commands: why it always asks
+    server: str = ""               # an MCP call (kind "mcp"): the server; `command` holds the arguments as JSON
     why: str = ""                  # a command that looks read-only but asks: why (no sandbox, refused by it)
 
 
@@ -175,6 +190,9 @@ def _how_to_allow(request: Request, args) -> str:
                     f"it ({request.sensitive}); only --yolo runs it without asking")
         return (f"[approval needed] {request.tool} {path[:80]} was not run: allow file changes with "
                 "--approval-mode auto_edit (or APPROVAL_MODE=auto_edit), or everything with --yolo")
+    if request.kind == "mcp":
+        return (f"[approval needed] {request.tool} was not run: allow it in ~/.config/s08/settings.json with "
+                f'{{"permissions": {{"allow": ["{request.tool}"]}}}}, or --yolo')
     lines = request.command.strip().splitlines() or [""]
     shown = lines[0][:80] + (" …" if len(lines) > 1 or len(lines[0]) > 80 else "")
     allow = f"ALLOW_COMMANDS={','.join(request.prefixes)} in ~/.config/s08/.env, or " if request.prefixes else ""
@@ -184,10 +202,11 @@ def _how_to_allow(request: Request, args) -> str:
 class Approvals:
     """The session's policy: the mode, the allowed prefixes, and what the person said "always" to."""
 
-    def __init__(self, mode: str = "default", allow_commands: tuple = ()):
+    def __init__(self, mode: str = "default", allow_commands: tuple = (), allow_tools: tuple = ()):
         if mode not in MODES:
             raise ValueError(f"APPROVAL_MODE must be one of {', '.join(MODES)}")
         self.mode, self.allow_commands = mode, tuple(allow_commands)
+        self.allow_tools = tuple(allow_tools)          # the person's settings.json permissions.allow (MCP tools)
         self.cycle_modes = CYCLE + (("yolo",) if mode == "yolo" else ())
         self.sandbox_problem = ""          # why commands cannot run in the kernel sandbox ("" when they can)
         self.refused_by_sandbox: set[str] = set()     # commands the read-only sandbox refused: they ask next time
@@ -196,6 +215,7 @@ class Approvals:
     def forget(self) -> None:
         """Drop the "always" answers (a new session)."""
         self.prefixes: set[str] = set()
+        self.tools: set[str] = set()                   # MCP tools the person said "always" to
         self.all_commands = self.all_edits = False
 
     def summary(self) -> str:
@@ -206,6 +226,7 @@ class Approvals:
         grants = (["every command"] if self.all_commands else []) + (["every file change"] if self.all_edits else [])
         prefixes = sorted(self.prefixes)
         grants += [f"`{p}`" for p in prefixes] if len(prefixes) <= 2 else [f"{len(prefixes)} commands"]
+        grants += [f"{len(self.tools)} MCP tool{'s' * (len(self.tools) != 1)}"] if self.tools else []
         return self.mode + (" + " + ", ".join(grants) if grants else "")
 
     def cycle(self) -> str:
@@ -221,6 +242,8 @@ class Approvals:
             return False
         if name in FILE_TOOLS:
             return True
+        if name.startswith(MCP_PREFIX):      # a server's read-only annotation is not trusted for this
+            return not mcp_allowed(name, self.allow_tools)
         if name != "bash":
             return False                 # unknown tools are refused by the registry anyway
         command = str(args.get("command", "")) if isinstance(args, dict) else ""
@@ -238,6 +261,14 @@ class Approvals:
             if why:
                 return Request(name, "edit", sensitive=why)
             return None if self.mode == "auto_edit" or self.all_edits else Request(name, "edit")
+        if name.startswith(MCP_PREFIX):
+            if mcp_allowed(name, self.allow_tools + tuple(self.tools)):
+                return None
+            try:
+                shown = json.dumps(args, ensure_ascii=False, indent=2)
+            except (TypeError, ValueError):
+                shown = repr(args)
+            return Request(name, "mcp", shown, prefixes=(name,), server=name[len(MCP_PREFIX):].partition("__")[0])
         if name != "bash":
             return None                  # unknown tools are refused by the registry anyway
         command = str(args.get("command", "")) if isinstance(args, dict) else ""
@@ -260,6 +291,8 @@ class Approvals:
                 self.all_edits = True
             else:
                 self.all_commands = True
+        elif answer.scope == "prefix" and getattr(request, "kind", "") == "mcp":
+            self.tools.add(request.tool)
         elif answer.scope == "prefix":       # only what command_prefix itself would offer: never `for`, `xargs`
             self.prefixes.update(p for p in request.prefixes if p and command_prefix(p.split()) == p)
 

@@ -2,6 +2,7 @@
 
     read_file / write_file / edit_file   the path (relative to the workspace), what was done to it last, when
     bash                                 the command and how it ended; the last COMMANDS_KEPT are kept
+    mcp__SERVER__TOOL                    an MCP call: its name and arguments, as a command, and how it ended
     transcripts, persisted outputs       every file s08 saved for the session (from the layers and the tools)
 
 "When" is the turn: the number of the person's message the work answered. The ledger never reads
@@ -13,6 +14,7 @@ one small record (`{"t": "work", "w": {...}}` in the session log), so a resume r
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Callable
@@ -105,6 +107,11 @@ class WorkLedger:
             flat = " ".join(command.split())
             flat = flat if len(flat) <= COMMAND_CHARS else flat[:COMMAND_CHARS - 1] + "…"
             self.record({"k": "cmd", "cmd": flat, "end": _outcome(content, is_error, meta), "turn": turn})
+        if name.startswith("mcp__"):       # an MCP tool call: its name and arguments, as a command
+            flat = name + " " + " ".join(json.dumps(args, ensure_ascii=False, sort_keys=True).split())
+            flat = flat if len(flat) <= COMMAND_CHARS else flat[:COMMAND_CHARS - 1] + "…"
+            self.record({"k": "cmd", "cmd": flat, "end": _outcome(content, is_error, meta) if is_error else "ok",
+                         "turn": turn})
         if isinstance(meta.get("saved"), str) and meta["saved"]:
             self.note_saved(meta["saved"], "output", turn)
 

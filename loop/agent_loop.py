@@ -85,6 +85,7 @@ class Agent:
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
         self.instructions = load_instructions(self.workspace)
         self.cache_marks = CacheMarks()
+        self.builtin_tools = list(self.tools)     # the MCP servers' part follows (sync_tools)
         if self.secrets is None:
             self.secrets = self.provider.secrets() if self.provider is not None else secret_values(self.settings)
         self.tool_ctx = ToolContext(workspace=self.workspace, settings=self.settings, secrets=self.secrets)
@@ -121,6 +122,15 @@ class Agent:
         if done is not None:
             done()
         return reply
+
+    def sync_tools(self) -> None:
+        """The tools list as the MCP servers want it now (a load of deferred schemas appends to it, see
+        servers/deferral.py): a new list, the compactor's too, so that it measures what is sent."""
+        servers = self.tool_ctx.servers
+        wanted = self.builtin_tools + (servers.schemas() if servers is not None else [])
+        if wanted != self.tools:
+            self.tools = self.compactor.tools = wanted
+            self.compactor.meter.forget()
 
     def answer_room(self, messages: list[dict], purpose: str, wanted: int) -> int:
         """max_tokens for a call: `wanted`, but within a window the endpoint stated (many count the answer's
@@ -257,6 +267,7 @@ def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
     been — gets reactive compaction and one retry."""
     retries_left = MAX_REACTIVE_RETRIES
     while True:
+        agent.sync_tools()
         prepared = agent.compactor.prepare(messages)
         if prepared is not messages:
             messages[:] = prepared

@@ -93,7 +93,8 @@ def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, c
 
     def add(result: dict, call: dict, meta: dict | None = None) -> None:
         results.append(result)
-        agent.continuity.tool_done(call, result["content"], bool(result.get("is_error")), meta)
+        text = result["content"] if isinstance(result["content"], str) else result["content"][0]["text"]
+        agent.continuity.tool_done(call, text, bool(result.get("is_error")), meta)
         message = {"role": "user", "content": list(results) + typed}
         if len(results) == 1:
             messages.append(message)
@@ -133,7 +134,10 @@ def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, c
                 result.content += said
                 agent.hook_stop = stop if stop is not None else agent.hook_stop
             content = agent.tool_ctx.redact(result.content)     # the one point results enter the history
-            add(tool_result(call["id"], content, result.is_error), call, result.meta)
+            block = tool_result(call["id"], content, result.is_error)
+            if result.images:                                   # an MCP tool's images follow its text
+                block["content"] = [{"type": "text", "text": block["content"]}] + result.images
+            add(block, call, result.meta)
             running = None
             agent.emit(ToolFinished(call["id"], call["name"], content, result.is_error, time.monotonic() - started,
                                     {**result.meta, "change": change}, call.get("input")))

@@ -20,7 +20,8 @@ from session.checkpoints import Checkpoints, cut_before
 
 UNDONE = "[undone by you] "
 REWOUND = "[rewound by you] "
-NOT_COVERED = "Changes made by shell commands (bash, !) are not covered and were not undone."
+NOT_COVERED = ("Changes made by shell commands (bash, !) and by MCP tools (what a server did) are not covered and "
+               "were not undone.")
 PICKER_MOST = 15
 NEEDS_REPL = "command needs the REPL"      # commands.UNUSABLE (not imported: commands imports nothing of the App)
 

@@ -12,12 +12,14 @@ from pathlib import Path
 import cli
 from commands import COMMANDS, help_entries
 from config import describe_settings
-from ui.session_commands import SUBCOMMANDS
+from cli import SUBCOMMANDS
 from version import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-SETTINGS_PAGE, COMMANDS_PAGE, SUBCOMMANDS_PAGE = DOCS / "settings.md", DOCS / "repl.md", DOCS / "sessions.md"
+SETTINGS_PAGE, COMMANDS_PAGE = DOCS / "settings.md", DOCS / "repl.md"
+SUBCOMMANDS_PAGES = {"sessions": DOCS / "sessions.md", "inspect": DOCS / "sessions.md", "clean": DOCS / "sessions.md",
+                     "mcp": DOCS / "mcp.md"}      # where each subcommand has its row
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
@@ -60,14 +62,16 @@ def test_every_slash_command_is_in_the_docs_and_in_help_and_nothing_else_is():
 
 def test_every_subcommand_is_in_the_docs_and_in_help_and_nothing_else_is():
     shown = cli._parser("s08").format_help()
-    in_help = re.findall(r"^  ([a-z]+)\s{2,}", shown.split("saved sessions", 1)[-1], re.M)
-    documented = first_cells(SUBCOMMANDS_PAGE, r"`s08 ([a-z]+)")
+    in_help = re.findall(r"^  ([a-z]+)\s{2,}", shown.split("subcommands (", 1)[-1], re.M)
+    pages = sorted(set(SUBCOMMANDS_PAGES.values()))
+    documented = [name for page in pages for name in first_cells(page, r"`s08 ([a-z]+)")]
     for name in SUBCOMMANDS:
-        assert name in in_help, f"subcommand {name} (ui/session_commands.py) is not in `s08 --help`"
-        assert name in documented, (f"subcommand {name} (ui/session_commands.py) has no row in "
-                                    f"{where(SUBCOMMANDS_PAGE)}: add `| `s08 {name} …` | what it does |`")
+        page = SUBCOMMANDS_PAGES.get(name, DOCS / "sessions.md")
+        assert name in in_help, f"subcommand {name} (cli.SUBCOMMANDS) is not in `s08 --help`"
+        assert name in first_cells(page, r"`s08 ([a-z]+)"), (
+            f"subcommand {name} (cli.SUBCOMMANDS) has no row in {where(page)}: add `| `s08 {name} …` | what it does |`")
     unknown = sorted(set(documented) - set(SUBCOMMANDS))
-    assert not unknown, f"{where(SUBCOMMANDS_PAGE)} documents subcommands s08 does not have: {', '.join(unknown)}"
+    assert not unknown, f"the docs document subcommands s08 does not have: {', '.join(unknown)}"
     assert sorted(in_help) == sorted(SUBCOMMANDS), f"`s08 --help` lists {in_help}, s08 has {list(SUBCOMMANDS)}"
 
 

@@ -32,6 +32,7 @@ class ToolResult:
     content: str
     is_error: bool = False
     meta: dict = field(default_factory=dict)   # for the screen only (e.g. bash's exit code); never sent
+    images: list = field(default_factory=list) # image blocks that follow the text (an MCP tool's)
 
 
 @dataclass
@@ -48,6 +49,7 @@ class ToolContext:
     settings_files: tuple = ()                # s08's own settings files: never written by file tools
     jobs: Any = None                          # background processes commands left running (Jobs)
     sandbox: Any = None                       # the bash tool's kernel sandbox (tools.sandbox.Sandbox)
+    servers: Any = None                       # the session's MCP servers (servers.manager.Servers): their tools
     run_as: str = ""                          # how the approval let this call run: "read-only" or "" (approved)
 
     def redact(self, text: str) -> str:
@@ -106,6 +108,11 @@ def _check_arguments(t: Tool, args: Any) -> dict:
 def run_tool(name: str, args: Any, ctx: ToolContext) -> ToolResult:
     """Execute one tool call; every failure is returned, not raised."""
     t = REGISTRY.get(name)
+    if t is None and ctx.servers is not None and ctx.servers.handles(name):
+        try:
+            return ctx.servers.run(name, args, ctx)
+        except Exception as exc:  # nothing an MCP server sends may end the session
+            return ToolResult(f"Error: {name} failed unexpectedly: {type(exc).__name__}: {exc}", True)
     if t is None:
         return ToolResult(f"Unknown tool '{name}'. Available tools: {', '.join(REGISTRY)}", True)
     try:
@@ -117,5 +124,5 @@ def run_tool(name: str, args: Any, ctx: ToolContext) -> ToolResult:
     except Exception as exc:  # a bug in a handler must not end the session
         return ToolResult(f"Error: {name} failed unexpectedly: {type(exc).__name__}: {exc}", True)
     if isinstance(result, ToolResult):
-        return result if result.content else ToolResult("(no output)", result.is_error, result.meta)
+        return result if result.content else ToolResult("(no output)", result.is_error, result.meta, result.images)
     return ToolResult(str(result) if result not in (None, "") else "(no output)")

@@ -88,6 +88,8 @@ def change_size(change) -> Text:
 def full_text(request) -> str:
     """Everything the question is about, for the pager: the command, numbered line by line (blank
     lines too), or the whole new file, or the whole diff."""
+    if request.kind == "mcp":
+        return f"the whole arguments of {request.tool}:\n\n{request.command}"
     if request.kind == "command":
         lines = request.command.split("\n")
         return "the whole command:\n\n" + "\n".join(f"{n:>5}  {line}" for n, line in enumerate(lines, 1))

@@ -63,6 +63,10 @@ TYPING_NOTE = "  (kept for your next message; to answer, stop typing and press a
 def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
     """key → (label, answer); the answer for "n" is filled in with the reason."""
     options = {"y": ("yes", Answer(True))}
+    if request.kind == "mcp":
+        options["a"] = (f"yes, and always allow {safe_line(request.tool, 80)} this session", Answer(True, "prefix"))
+        options["n"] = ("no, and tell the model why (Esc: just no)", None)
+        return options
     if request.kind == "command" and request.prefixes:
         shown = ", ".join(f"`{safe_line(p, 40)}`" for p in request.prefixes)
         options["a"] = (f"yes, and always allow {shown} this session", Answer(True, "prefix"))
@@ -74,6 +78,10 @@ def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
 
 
 def question_lines(request: Request, width: int) -> list[Text]:
+    if request.kind == "mcp":             # everything here came from the model or the server: escaped
+        tool = request.tool[len("mcp__" + request.server) + 2:]
+        return [Text(f"? call the MCP tool {safe_line(tool, 80)} of server {safe_line(request.server, 60)}?",
+                     style="bold yellow")] + command_rows(request.command, width)[0]
     if request.kind == "command":
         lines = [Text("? run this command?", style="bold yellow")] + command_rows(request.command, width)[0]
         if request.why:                                    # a read-only command the sandbox could not take
@@ -177,7 +185,7 @@ class Approver:
             self.console.print(line, highlight=False, no_wrap=True, overflow="ellipsis")
         for key, (label, _) in options.items():
             self.console.print(Text().append(f"  {key}", style="bold cyan").append(f"  {label}"), highlight=False)
-        what = "command" if request.kind == "command" else "change"
+        what = {"command": "command", "mcp": "arguments"}.get(request.kind, "change")
         self.console.print(Text().append("  v", style="bold cyan").append(f"  view the whole {what} in a pager, "
                                                                           "then answer"), highlight=False)
 

@@ -2,7 +2,7 @@
 
     json          one JSON object on stdout when the run ends (the result record below)
     stream-json   one JSON object per line on stdout, as things happen:
-                    {"type": "init", "session_id", "model", "workspace", "approval_mode", "tools"}
+                    {"type": "init", "session_id", "model", "workspace", "approval_mode", "tools", "mcp_servers"}
                     {"type": "text", "text"}                      a piece of the answer as it streams
                     {"type": "tool_use", "id", "name", "input"}   a tool call starts
                     {"type": "tool_output", "id", "text"}         a running command's output (redacted)
@@ -88,10 +88,12 @@ class JsonEvents:
             self._out({"type": "interrupted"})
 
     def init(self, app) -> None:
-        log = app.messages.log
+        log, servers = app.messages.log, getattr(app, "servers", None)
         self._out({"type": "init", "session_id": log.id if log is not None else None,
                    "model": app.settings.model_id, "workspace": str(app.workspace),
-                   "approval_mode": app.approvals.mode, "tools": [t["name"] for t in app.agent.tools]})
+                   "approval_mode": app.approvals.mode, "tools": [t["name"] for t in app.agent.tools],
+                   "mcp_servers": [{"name": s.name, "status": s.state} for s in servers.report().servers]
+                   if servers is not None else []})
 
     def result(self, app, result, exit_code: int) -> None:
         """The result record, on stdout (the last line in stream-json)."""

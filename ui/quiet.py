@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import sys
 
-from events import (Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice, Retrying,
+from events import (Compaction, ContextReport, CostReport, HelpReport, Interrupted, McpReport, MemoryReport, Notice,
+                    Retrying,
                     ShowToolResult, ToolFinished, ToolStarted, TurnStatus)
 from events import CleanReport, HooksReport, TimelineReport
 from .render import compaction_line, retry_line
-from .reports import context_report, cost_report, help_report, hooks_report, memory_report, status_line
+from .reports import context_report, cost_report, help_report, hooks_report, mcp_report, memory_report, status_line
 from .sanitize import safe, safe_data, safe_line
 from .toolview import bash_status, seconds, summarize_input, summarize_output
 
@@ -52,9 +53,9 @@ class QuietRenderer:
             line = compaction_line(event)
         elif isinstance(event, TurnStatus):
             line = status_line(event)
-        elif isinstance(event, (ContextReport, CostReport, MemoryReport, HelpReport, HooksReport)):
+        elif isinstance(event, (ContextReport, CostReport, MemoryReport, HelpReport, HooksReport, McpReport)):
             line = {ContextReport: context_report, CostReport: cost_report, MemoryReport: memory_report,
-                    HelpReport: help_report, HooksReport: hooks_report}[type(event)](event).plain
+                    HelpReport: help_report, HooksReport: hooks_report, McpReport: mcp_report}[type(event)](event).plain
         elif isinstance(event, ShowToolResult):
             line = event.finished.content if event.finished else "no tool has run in this session yet"
         elif isinstance(event, (TimelineReport, CleanReport)):

@@ -21,13 +21,13 @@ from rich.console import Console
 from rich.text import Text
 
 from events import CleanReport, TimelineReport
-from events import (ClearScreen, HooksReport, Compaction, ContextReport, CostReport, HelpReport, Interrupted, MemoryReport, Notice,
+from events import (ClearScreen, HooksReport, Compaction, ContextReport, CostReport, HelpReport, Interrupted, McpReport, MemoryReport, Notice,
                     RequestStarted, ResponseDone, Retrying, SessionChoices, SessionResumed, ShowToolResult, SummaryWait,
                     TextDelta, ToolFinished, ToolOutput, ToolStarted, TurnStatus)
 from storage.safe import read_head
 from .activity import Activity
 from .markdown_stream import MarkdownStream
-from .reports import context_report, cost_report, help_report, hooks_report, memory_report, status_line
+from .reports import context_report, cost_report, help_report, hooks_report, mcp_report, memory_report, status_line
 from .timeline_view import show_report
 from .sanitize import safe, safe_data
 from .toolview import finished_lines, live_tail, parse_persisted, seconds, summarize_input, tool_header
@@ -135,6 +135,8 @@ class Renderer:
             self._print(cost_report(event))
         elif isinstance(event, MemoryReport):
             self._print(memory_report(event))
+        elif isinstance(event, McpReport):
+            self._print(mcp_report(event))
         elif isinstance(event, HelpReport):
             self._print(help_report(event))
         elif isinstance(event, HooksReport):

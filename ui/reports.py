@@ -6,7 +6,7 @@ from rich.text import Text
 
 from compaction.tokens import estimate_text
 from session.costs import READ_FACTOR, WRITE_1H_FACTOR, WRITE_FACTOR
-from events import HooksReport, ContextReport, CostReport, HelpReport, MemoryReport, TurnStatus
+from events import HooksReport, ContextReport, CostReport, HelpReport, McpReport, MemoryReport, TurnStatus
 from .sanitize import safe, safe_line
 
 PART_STYLES = {"system": "blue", "instructions": "magenta", "skills": "bright_magenta", "tools": "cyan", "messages": "green",
@@ -69,6 +69,11 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
         out.append("· over CONTEXT_LIMIT: compaction runs before the next call", style="yellow")
     else:
         out.append(f"· {event.limit - event.total:,} free before compaction", style="dim")
+    if event.mcp:
+        shares = ", ".join(f"{safe_line(name, 40)} {tokens:,}" for name, tokens in event.mcp.items())
+        out.append(f"\nMCP schemas (in tools): {shares}", style="dim")
+        if event.mcp_note:
+            out.append(f" · {safe_line(event.mcp_note)}", style="dim")
     if event.summary:
         out.append(f"\nsummary prepared in the background: {safe_line(event.summary)}", style="dim")
     if event.sandbox:
@@ -178,3 +183,31 @@ def help_report(event: HelpReport) -> Text:
         out.append("\n").append(f"  {name:<{width}}", style="cyan").append(f" {help_text}")
     out.append("\n").append("Keys", style="bold").append(HELP_KEYS)
     return out.append("\n").append("Typed", style="bold").append(HELP_HABITS)
+
+
+def mcp_report(event: McpReport) -> Text:
+    """/mcp: each server with its state, its tools and what their schemas cost; then the budget."""
+    r = event.report
+    if not r.servers:
+        return Text("no MCP servers configured: `s08 mcp add NAME -- COMMAND ARGS…`, or a .mcp.json in the "
+                    "workspace (docs/mcp.md)")
+    out = Text("MCP servers\n", style="bold")
+    for s in r.servers:
+        style = {"running": "green", "failed": "red"}.get(s.state, "yellow")
+        out.append(f"  {safe_line(s.name, 40)}", style="bold").append(f"  {s.scope}  ")
+        out.append(safe_line(s.state, 40), style=style)
+        if s.state == "running":
+            out.append(f"  {s.tools} tool{'s' * (s.tools != 1)}, {s.tokens:,} tokens of schemas")
+        out.append(f"\n    {safe_line(s.shown, 100)}", style="dim")
+        if s.problem:
+            out.append(f"\n    {safe_line(s.problem, 200)}", style="red")
+        if s.stderr:
+            out.append(f"\n    stderr: {safe_line(s.stderr, 200)}", style="dim")
+        out.append("\n")
+    how = (f"deferred: over MCP_SCHEMA_BUDGET {r.budget:,}, only names are sent; {r.loaded} loaded by the model, "
+           f"{r.rewrites} cache rewrite{'s' * (r.rewrites != 1)}") if r.deferred else \
+        f"all sent in full (within MCP_SCHEMA_BUDGET {r.budget:,})"
+    out.append(f"schemas {r.total_tokens:,} tokens in all · {how}", style="dim")
+    for line in r.problems[:10]:
+        out.append(f"\n{safe_line(line, 200)}", style="yellow")
+    return out
