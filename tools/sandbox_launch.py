@@ -240,7 +240,8 @@ def build_filter(machine: str, allowed_families=None, metadata: bool = False, ow
             rule(nr, _own(0, own_pid))
     if allowed_families is not None:
         rule(arch.socket, [_low(0), *[(JEQ, "allow", 0, family) for family in allowed_families], (RET, 0, 0, RET_EACCES)])
-    body, labels = dispatch + [(RET, 0, 0, RET_ALLOW)], {"allow": None}
+    labels: dict[str, int] = {}
+    body: list = dispatch + [(RET, 0, 0, RET_ALLOW)]
     for label, code in blocks:
         labels[label] = len(body)
         body += code
@@ -249,8 +250,8 @@ def build_filter(machine: str, allowed_families=None, metadata: bool = False, ow
         labels[label] = len(body)
         body.append((RET, 0, 0, value))
     program = []
-    for i, (code, jt, jf, k) in enumerate(body):
-        jt, jf = (labels[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf))
+    for i, (code, *jumps, k) in enumerate(body):
+        jt, jf = (labels[j] - i - 1 if isinstance(j, str) else j for j in jumps)
         if not (0 <= jt < 256 and 0 <= jf < 256):
             raise ValueError("seccomp filter too long for its jumps")
         program.append((code, jt, jf, k))
