@@ -160,8 +160,9 @@ class Arch:
     """The system call numbers the seccomp filter looks at, for one architecture (None: it has no such call)."""
 
     def __init__(self, audit, socket, open_, openat, creat, mknod, mknodat, chmod, fchmod, fchmodat, chown, fchown,
-                 lchown, fchownat, utime, utimes, futimesat, utimensat, xattr, prlimit64, setpriority, sched, ioprio):
-        self.audit, self.socket = audit, socket
+                 lchown, fchownat, utime, utimes, futimesat, utimensat, xattr, prlimit64, setpriority, sched, ioprio,
+                 ioctl):
+        self.audit, self.socket, self.ioctl = audit, socket, ioctl
         # calls that create a file, with the argument index of (flags, mode); flags None: always creates
         self.creating = [(nr, f, m) for nr, f, m in ((open_, 1, 2), (openat, 2, 3), (creat, None, 1), (mknod, None, 1),
                                                      (mknodat, None, 2)) if nr is not None]
@@ -175,9 +176,9 @@ class Arch:
 FCHMODAT2, XATTRAT, OPENAT2, IO_URING_SETUP = 452, (463, 466), 437, 425     # one number on every architecture
 ARCHES = {
     "x86_64": Arch(0xC000003E, 41, 2, 257, 85, 133, 259, 90, 91, 268, 92, 93, 94, 260, 132, 235, 261, 280,
-                   (188, 189, 190, 197, 198, 199), 302, 141, (142, 144, 203, 314), 251),
+                   (188, 189, 190, 197, 198, 199), 302, 141, (142, 144, 203, 314), 251, 16),
     "aarch64": Arch(0xC00000B7, 198, None, 56, None, None, 33, None, 52, 53, None, 55, None, 54, None, None, None, 88,
-                    (5, 6, 7, 14, 15, 16), 261, 140, (118, 119, 122, 274), 30),
+                    (5, 6, 7, 14, 15, 16), 261, 140, (118, 119, 122, 274), 30, 29),
 }
 AF_UNIX, AF_NETLINK = 1, 16
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_CAPBSET_DROP = 22, 2, 24
@@ -186,6 +187,10 @@ LD_ABS, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
 SET_ID = 0o6000                     # S_ISUID | S_ISGID
 CREATES = 0o100 | 0o20000000        # O_CREAT | __O_TMPFILE (the same on x86_64 and aarch64)
 PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
+# ioctls that change a file's flags (chattr: noatime, nodump…), its fsxattr, its generation or make it
+# fs-verity (read-only for good) through a descriptor opened for reading: FS_IOC_SETFLAGS (and its 32-bit
+# form), FS_IOC_FSSETXATTR, FS_IOC_SETVERSION (and 32-bit), FS_IOC_ENABLE_VERITY
+METADATA_IOCTLS = (0x40086602, 0x40046602, 0x401C5820, 0x40087602, 0x40047602, 0x40806685)
 
 
 def _low(arg: int) -> tuple:
@@ -209,7 +214,8 @@ def build_filter(machine: str, allowed_families=None, metadata: bool = False, ow
                  ENOSYS, so callers fall back to openat), no set-user/group-ID bit in a chmod or in
                  the mode of a file being created
     allowed_families (not None)  socket() only for these address families (EACCES otherwise)
-    metadata     the chmod, chown, utime and xattr families refused outright (EPERM)
+    metadata     the chmod, chown, utime and xattr families refused outright (EPERM), and the ioctls
+                 that change a file's flags or attributes (METADATA_IOCTLS)
     own_pid      (nonzero) prlimit64 that sets a limit, setpriority, sched_set* and ioprio_set only on
                  the calling process: pid 0, or own_pid (the command itself; its children must say 0)
     Raises KeyError for an architecture it has no numbers for."""
@@ -226,6 +232,7 @@ def build_filter(machine: str, allowed_families=None, metadata: bool = False, ow
     if metadata:
         for nr in arch.metadata:
             dispatch.append((JEQ, "eperm", 0, nr))
+        rule(arch.ioctl, [_low(1), *[(JEQ, "eperm", 0, cmd) for cmd in METADATA_IOCTLS], (RET, 0, 0, RET_ALLOW)])
     else:
         for nr, mode in arch.moding:
             rule(nr, [_low(mode), (JSET, "eperm", "allow", SET_ID)])

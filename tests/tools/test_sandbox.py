@@ -475,8 +475,17 @@ def metadata(root: Path) -> dict[str, tuple]:
     for path in sorted([root, *root.rglob("*")]):
         info = path.lstat()
         xattrs = sorted((name, os.getxattr(path, name)) for name in os.listxattr(path)) if not path.is_symlink() else []
-        found[str(path.relative_to(root))] = (info.st_mode, info.st_uid, info.st_gid, info.st_mtime_ns, xattrs)
+        found[str(path.relative_to(root))] = (info.st_mode, info.st_uid, info.st_gid, info.st_mtime_ns, xattrs,
+                                              file_flags(path))
     return found
+
+
+def file_flags(path: Path) -> str:
+    """What `lsattr` says (chattr's flags), "" where the file system has none or lsattr is missing."""
+    if not shutil.which("lsattr") or path.is_symlink():
+        return ""
+    done = subprocess.run(["lsattr", "-d", str(path)], capture_output=True, text=True)
+    return done.stdout.split(" ")[0] if done.returncode == 0 else ""
 
 
 @pytest.fixture
@@ -504,6 +513,7 @@ METADATA_ATTACKS = [
     py("os.setxattr(os.open('victim.txt', os.O_RDONLY), 'user.s08', b'X')"),
     py("os.chown('victim.txt', os.getuid(), 65534)"), py("os.lchown('victim.txt', 65534, 65534)"),
     "find . ../outside.txt -exec chmod 777 {} +", "cp -p ../outside.txt /dev/null; chmod 777 ../outside.txt",
+    "chattr +A +d ../outside.txt victim.txt",                  # flags through a descriptor opened for reading
 ] + [f"python3 {RAW} {how} {target} 4777" for how in ("int80-chmod", "x32-chmod", "fchmodat2")
      for target in ("victim.txt", "../outside.txt", "$HOME/.config/s08/.env")] + (
     ["setfattr -n user.s08 -v X victim.txt", "setfattr -x user.s08 ../outside.txt"] if shutil.which("setfattr") else [])
@@ -606,6 +616,7 @@ WORKSPACE_OUTSIDE_ATTACKS = [
     "chmod 777 /proc/$PPID/root$(realpath ../outside.txt) /proc/$PPID/cwd/../outside.txt",
     "unshare -Urm sh -c 'mount -o remount,rw / ; chmod 777 ../outside.txt'",
     "unshare -Urm sh -c 'mount --bind .. ws-up && chmod 777 ws-up/outside.txt'",
+    "chattr +A +d ../outside.txt",
 ] + [f"python3 {RAW} {how} ../outside.txt 777" for how in ("int80-chmod", "x32-chmod", "fchmodat2")]
 
 

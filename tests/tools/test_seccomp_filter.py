@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tools.sandbox_launch import (ARCHES, FCHMODAT2, IO_URING_SETUP, OPENAT2, RET_ALLOW, RET_EACCES, RET_ENOSYS,
-                                  RET_EPERM, XATTRAT, build_filter)
+                                  RET_EPERM, XATTRAT, METADATA_IOCTLS, build_filter)
 
 OWN = 4242
 FAMILIES = (None, (), (1, 16))
@@ -42,6 +42,8 @@ def expected(machine: str, nr: int, args: tuple, families, metadata: bool) -> in
         return RET_ENOSYS
     if metadata and nr in a.metadata:
         return RET_EPERM
+    if metadata and nr == a.ioctl:
+        return RET_EPERM if low[1] in METADATA_IOCTLS else RET_ALLOW
     for number, mode in a.moding:
         if nr == number:
             return RET_EPERM if low[mode] & 0o6000 else RET_ALLOW
@@ -65,10 +67,11 @@ def expected(machine: str, nr: int, args: tuple, families, metadata: bool) -> in
 def interesting(machine: str) -> list[int]:
     a = ARCHES[machine]
     return [n for n in [*a.metadata, *(n for n, _ in a.moding), *(n for n, _f, _m in a.creating), a.prlimit64,
-                        a.setpriority, a.ioprio, *a.sched, a.socket, IO_URING_SETUP, OPENAT2, FCHMODAT2, *XATTRAT]]
+                        a.setpriority, a.ioprio, *a.sched, a.socket, a.ioctl, IO_URING_SETUP, OPENAT2, FCHMODAT2, *XATTRAT]]
 
 
-SAMPLES = st.sampled_from([0, OWN, 1, 0o4755, 0o2755, 0o755, 0o100, 0o20200000, 1 << 32, OWN | 1 << 32])
+SAMPLES = st.sampled_from([0, OWN, 1, 0o4755, 0o2755, 0o755, 0o100, 0o20200000, 1 << 32, OWN | 1 << 32,
+                           *METADATA_IOCTLS, 0x80086601, METADATA_IOCTLS[0] | 1 << 32])
 argument = st.one_of(SAMPLES, SAMPLES, SAMPLES, st.integers(0, 2 ** 64 - 1))
 CASES = [(machine, nr) for machine in sorted(ARCHES) for nr in dict.fromkeys(interesting(machine))]
 
