@@ -676,3 +676,32 @@ def test_workspace_mode_without_namespaces_says_metadata_outside_is_not_covered(
     argv = degraded.launch(APPROVED, "true", "/tmp", Path("/ws"))
     assert "--read-only-mounts" not in argv and "--read-only-mounts" in replace(degraded, mounts_problem="").launch(
         APPROVED, "true", "/tmp", Path("/ws"))
+
+
+@kernel
+@namespaces
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"), reason="needs root to switch to a plain user")
+def test_for_a_plain_user_workspace_mode_keeps_metadata_outside_too():
+    """The user namespace maps the person's own uid: `chmod +x` in the workspace works, outside it is EROFS."""
+    import tempfile
+
+    from tools.sandbox import LAUNCHER
+    root = Path(tempfile.mkdtemp(prefix="s08-plain-"))           # pytest's own folders are root's only
+    try:
+        for folder in (root / "ws", root / "tmp"):
+            folder.mkdir()
+        (root / "outside.txt").write_text("outside\n")
+        for path in (root, root / "ws", root / "tmp", root / "outside.txt"):
+            os.chown(path, 65534, 65534)
+        before = metadata(root / "outside.txt")
+        python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+        launch = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-S", "-I", str(LAUNCHER),
+                  "--write", str(root / "ws"), "--write", str(root / "tmp"), "--read-only-mounts", "--",
+                  "bash", "-c", "id -u; echo x > f && chmod +x f && echo INSIDE-OK; chmod 600 ../outside.txt; "
+                                "touch -d @0 ../outside.txt"]
+        done = subprocess.run(launch, capture_output=True, text=True, timeout=60, cwd=root / "ws")
+        assert done.stdout.split() == ["65534", "INSIDE-OK"], done
+        assert (root / "ws" / "f").stat().st_mode & 0o111 and "Read-only file system" in done.stderr
+        assert metadata(root / "outside.txt") == before
+    finally:
+        shutil.rmtree(root)
