@@ -232,7 +232,7 @@ class Jobs:
         s08 adopted that started at `since` or later and carries no other command's tag), round after
         round until none is left; `spare` (a command s08 still waits for) is not reaped. Returns what
         was killed."""
-        marker, killed = f"\0{TAG_VAR}={prefix}".encode(), set()
+        marker, killed = f"\0{TAG_VAR}={prefix}".encode(), set[Proc]()
         deadline = time.monotonic() + SWEEP_LIMIT
         while time.monotonic() < deadline:
             quick = self._own_children(marker, since, spare)      # cheap: s08's own children only
@@ -245,6 +245,8 @@ class Jobs:
                     os.kill(proc.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+            if killed.issuperset(quick):
+                time.sleep(0.005)             # only processes already killed, still dying: let them go
             killed.update(quick)
         _reap_known(killed)
         return sorted(killed, key=lambda p: p.pid)

@@ -17,7 +17,7 @@ set-user/group-ID bit in a chmod or a created file's mode. `--sockets none` (or 
 netlink only) refuses socket() for the other families — UDP, raw, and with `none` unix sockets too,
 which Landlock does not cover. `--no-metadata` refuses the chmod, chown, utime and xattr families
 (EPERM); `--own-processes` refuses prlimit64 (setting), setpriority, sched_set* and ioprio_set on any
-process but the caller (pid 0) and the command itself (its own pid: its children must say 0).
+process but the caller (pid 0: `nice`, `ulimit`, `taskset -c 0 cmd` say that; `renice -p $$` does not).
 `--read-only-mounts` (SANDBOX=workspace) gives the command a user and mount namespace in which every
 mount but the --write folders is read-only, so metadata outside them cannot change either (EROFS).
 The capability bounding set is emptied, so a root command runs without capabilities.
@@ -201,12 +201,12 @@ def _high(arg: int) -> tuple:
     return (LD_ABS, 0, 0, 20 + 8 * arg)
 
 
-def _own(arg: int, own_pid: int) -> list:
-    """Allow when argument `arg` (a pid_t: the kernel reads its low 32 bits) is 0 or the command's own pid."""
-    return [_low(arg), (JEQ, "allow", 0, 0), (JEQ, "allow", "eperm", own_pid)]
+def _self(arg: int) -> list:
+    """Allow when argument `arg` (a pid_t: the kernel reads its low 32 bits) is 0, the caller itself."""
+    return [_low(arg), (JEQ, "allow", "eperm", 0)]
 
 
-def build_filter(machine: str, allowed_families=None, metadata: bool = False, own_pid: int = 0) -> list:
+def build_filter(machine: str, allowed_families=None, metadata: bool = False, own: bool = False) -> list:
     """The seccomp program (a list of (code, jt, jf, k)) for this architecture:
 
     always       no system call of another ABI (x32, i386 via int 0x80), no io_uring (its operations
@@ -216,8 +216,9 @@ def build_filter(machine: str, allowed_families=None, metadata: bool = False, ow
     allowed_families (not None)  socket() only for these address families (EACCES otherwise)
     metadata     the chmod, chown, utime and xattr families refused outright (EPERM), and the ioctls
                  that change a file's flags or attributes (METADATA_IOCTLS)
-    own_pid      (nonzero) prlimit64 that sets a limit, setpriority, sched_set* and ioprio_set only on
-                 the calling process: pid 0, or own_pid (the command itself; its children must say 0)
+    own          prlimit64 that sets a limit, setpriority, sched_set* and ioprio_set only with pid 0, the
+                 calling process. Not even the command's own pid: a filter cannot tell the command's
+                 processes from others, and once the command ends its pid may be another program's
     Raises KeyError for an architecture it has no numbers for."""
     arch = ARCHES[machine]
     dispatch = [(LD_ABS, 0, 0, 4), (JEQ, 0, "eacces", arch.audit), (LD_ABS, 0, 0, 0), (JGE, "eacces", 0, 0x40000000),
@@ -239,12 +240,12 @@ def build_filter(machine: str, allowed_families=None, metadata: bool = False, ow
     for nr, flags, mode in arch.creating:
         check = [_low(mode), (JSET, "eperm", "allow", SET_ID)]
         rule(nr, check if flags is None else [_low(flags), (JSET, 0, "allow", CREATES), *check])
-    if own_pid:
-        rule(arch.prlimit64, [_low(2), (JEQ, 0, 2, 0), _high(2), (JEQ, "allow", 0, 0), *_own(0, own_pid)])
-        rule(arch.setpriority, [_low(0), (JEQ, 0, "eperm", PRIO_PROCESS), *_own(1, own_pid)])
-        rule(arch.ioprio, [_low(0), (JEQ, 0, "eperm", IOPRIO_WHO_PROCESS), *_own(1, own_pid)])
+    if own:
+        rule(arch.prlimit64, [_low(2), (JEQ, 0, 2, 0), _high(2), (JEQ, "allow", 0, 0), *_self(0)])
+        rule(arch.setpriority, [_low(0), (JEQ, 0, "eperm", PRIO_PROCESS), *_self(1)])
+        rule(arch.ioprio, [_low(0), (JEQ, 0, "eperm", IOPRIO_WHO_PROCESS), *_self(1)])
         for nr in arch.sched:
-            rule(nr, _own(0, own_pid))
+            rule(nr, _self(0))
     if allowed_families is not None:
         rule(arch.socket, [_low(0), *[(JEQ, "allow", 0, family) for family in allowed_families], (RET, 0, 0, RET_EACCES)])
     labels: dict[str, int] = {}
@@ -385,7 +386,7 @@ def main(argv) -> int:
             read_only_mounts(writable)
         abi = restrict(writable, network, scope)
         families = None if sockets == "all" else () if sockets == "none" else (AF_UNIX, AF_NETLINK)
-        install_filter(build_filter(machine, families, metadata, os.getpid() if own else 0))
+        install_filter(build_filter(machine, families, metadata, own))
     except (SetupError, OSError, ValueError) as exc:
         sys.stderr.write(f"{FAILED} {exc}\n")
         return SETUP_FAILED
