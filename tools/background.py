@@ -100,15 +100,18 @@ def _environ(pid: int) -> bytes:
 def _children() -> list[int]:
     """This process's direct children, of every thread (with adoption on, the orphans it adopted too)."""
     me, found = os.getpid(), []
+    if not os.path.exists(f"/proc/{me}/task/{me}/children"):       # a kernel without CONFIG_PROC_CHILDREN
+        return [pid for pid in _pids() if (info := _stat(pid)) is not None and info[1] == me]
     try:
         tasks = os.listdir(f"/proc/{me}/task")
-        for task in tasks:
+    except OSError:
+        return []
+    for task in tasks:
+        try:
             with open(f"/proc/{me}/task/{task}/children", "rb") as f:
                 found += [int(word) for word in f.read().split()]
-    except FileNotFoundError:         # a kernel without CONFIG_PROC_CHILDREN: look at every process
-        return [pid for pid in _pids() if (info := _stat(pid)) is not None and info[1] == me]
-    except OSError:
-        pass
+        except OSError:
+            pass                          # a thread that ended meanwhile
     return found
 
 

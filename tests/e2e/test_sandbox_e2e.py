@@ -1,8 +1,11 @@
 """The sandbox from a new agent.py in -p: without it a read-only command is refused with the approval line;
-a loop's orphans count towards MAX_PROCESSES."""
+a loop's orphans count towards MAX_PROCESSES; a process that ignores TERM and forks anew (and leaves its
+session) every few milliseconds, or without any pause, is gone after a timeout and after s08 exits."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 
 import pytest
 
@@ -117,3 +120,40 @@ def test_a_re_forking_process_is_gone_when_its_command_times_out(tmp_path, works
     results = json_results(standin)
     assert proc.stdout == "DONE\n" and "timed out" in results[-2], proc.stderr
     assert "FREE" in results[-1], results[-1]
+
+
+CHAIN = r"""
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+int main(int argc, char **argv) {          /* fork, the parent exits, the child leaves the session: no pause */
+    signal(SIGTERM, SIG_IGN);
+    int fd = open(argv[1], O_RDONLY);
+    flock(fd, LOCK_EX);
+    close(open(argv[2], O_CREAT | O_WRONLY, 0644));
+    for (;;) {
+        pid_t pid = fork();
+        if (pid > 0)
+            _exit(0);
+        if (pid == 0) {
+            setsid();
+            int out = open(argv[3], O_CREAT | O_WRONLY | O_TRUNC, 0644);
+            dprintf(out, "%d", getpid());
+            close(out);
+        }
+    }
+}
+"""
+
+
+@pytest.mark.skipif(not shutil.which("cc"), reason="needs a C compiler to build the fastest re-forking chain")
+def test_a_chain_that_re_forks_without_pause_is_gone_when_s08_exits(tmp_path, workspace, standin, reforker):
+    """The attacker's version: compiled, no sleep, a new session each generation."""
+    (tmp_path / "chain.c").write_text(CHAIN)
+    subprocess.run(["cc", "-O2", "-o", str(workspace / "chain"), str(tmp_path / "chain.c")], check=True)
+    standin.queue(bash_call(START_REFORKER.replace("python3 reforker.py", "./chain")), {"text": "DONE"})
+    env = base_env(tmp_path, standin, approval_mode="yolo")
+    proc = run_agent("-p", "start it", env=env, cwd=workspace, text=True, capture_output=True, timeout=90)
+    assert proc.stdout == "DONE\n" and "STARTED" in json_results(standin)[-1], proc.stderr
+    assert not reforker()

@@ -707,3 +707,13 @@ def test_for_a_plain_user_workspace_mode_keeps_metadata_outside_too():
         assert metadata(root / "outside.txt") == before
     finally:
         shutil.rmtree(root)
+
+
+@kernel
+def test_no_process_outside_can_be_traced_to_change_its_limits_from_within(tree, tmp_path, sleeper):
+    """ptrace would let a command make another process call prlimit itself: Landlock keeps it to the sandbox."""
+    attach = ("python3 -c \"import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+              f"print('ATTACHED' if libc.ptrace(16, {sleeper}, 0, 0) == 0 else 'REFUSED', ctypes.get_errno())\"")
+    for sandbox, kind in ((RO, READ_ONLY), (WORKSPACE, APPROVED)):
+        captured = ro(attach, tree[1], tmp_path, sandbox, kind)
+        assert "REFUSED 1" in captured.text, captured.text
