@@ -14,7 +14,9 @@ dropped their environment (`env -i … &`) are adopted by s08 instead of init, a
                              becomes s08's own when its parent dies, and s08 reads its own children
                              in one small file per round (/proc/self/task/*/children)
     family_size(pid, since)  how many processes a running command has (MAX_PROCESSES bounds it)
-    jobs.end_all()           at exit: SIGTERM, a short wait, then sweep; returns what was ended
+    jobs.end_all()           at exit: SIGTERM, a short wait, then (as a subreaper) SIGKILL every child
+                             of s08 and reap, until the kernel says no child is left (ECHILD); without
+                             adoption, a sweep. Returns what was ended
 
 Processes are identified by (pid, start time), so a reused pid is never signalled.
 """
@@ -33,6 +35,7 @@ TAG_VAR = "S08_JOB"
 PR_SET_CHILD_SUBREAPER = 36
 END_GRACE = 1.0                 # seconds between SIGTERM and SIGKILL at exit
 SWEEP_LIMIT = 10.0              # seconds a sweep may go on (each round kills faster than a process forks)
+QUIET_ROUNDS = 3                # looks in a row that find nothing before a sweep ends
 _adopting = False
 
 
@@ -233,16 +236,19 @@ class Jobs:
     def sweep(self, prefix: str, since: int = 0, spare: int | None = None) -> list[Proc]:
         """SIGKILL every live process whose S08_JOB starts with `prefix` (and, with adoption on, every child
         s08 adopted that started at `since` or later and carries no other command's tag), round after
-        round until none is left; `spare` (a command s08 still waits for) is not reaped. Returns what
-        was killed."""
-        marker, killed = f"\0{TAG_VAR}={prefix}".encode(), set[Proc]()
+        round until QUIET_ROUNDS looks in a row find none; `spare` (a command s08 still waits for) is not
+        reaped. Returns what was killed."""
+        marker, killed, quiet = f"\0{TAG_VAR}={prefix}".encode(), set[Proc](), 0
         deadline = time.monotonic() + SWEEP_LIMIT
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and quiet < QUIET_ROUNDS:
             quick = self._own_children(marker, since, spare)      # cheap: s08's own children only
             if not quick:
                 quick = [p for p in self.find(prefix, exclude=spare, since=since) if alive(p)]
-                if not quick:
-                    break
+            if not quick:
+                quiet += 1                    # neither look is atomic: a process may be between the two
+                time.sleep(0.01)
+                continue
+            quiet = 0
             for proc in quick:
                 try:
                     os.kill(proc.pid, signal.SIGKILL)
@@ -252,6 +258,29 @@ class Jobs:
                 time.sleep(0.005)             # only processes already killed, still dying: let them go
             killed.update(quick)
         _reap_known(killed)
+        return sorted(killed, key=lambda p: p.pid)
+
+    def _end_every_child(self) -> list[Proc]:
+        """At exit, as a subreaper: SIGKILL every child of s08 and reap it until the kernel says s08 has no
+        child left (ECHILD, an answer no look at /proc can give). Every descendant of a command is s08's
+        child or below one, so none outlives this."""
+        killed: set[Proc] = set()
+        deadline = time.monotonic() + SWEEP_LIMIT
+        while time.monotonic() < deadline:
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass                      # reap every child that has ended
+            except ChildProcessError:
+                break                         # none left
+            children = [(pid, info) for pid in _children() if (info := _stat(pid)) and info[0] not in ("Z", "X")]
+            for pid, info in children:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                killed.add(Proc(pid, info[3], _command(pid)))
+            if not children:
+                time.sleep(0.002)             # children dying or being adopted: look again
         return sorted(killed, key=lambda p: p.pid)
 
     @staticmethod
@@ -284,7 +313,7 @@ class Jobs:
         while any(alive(p) for p in running) and time.monotonic() < deadline:
             _reap_known(running)
             time.sleep(0.02)
-        ended = set(running) | set(self.sweep(self.token + "-"))
+        ended = set(running) | set(self._end_every_child() if _adopting else self.sweep(self.token + "-"))
         self.known.clear()
         return sorted(ended, key=lambda p: p.pid)
 

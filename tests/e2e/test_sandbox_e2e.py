@@ -109,7 +109,7 @@ def test_a_re_forking_process_that_ignores_term_is_gone_when_s08_exits(tmp_path,
     env = base_env(tmp_path, standin, approval_mode="yolo")
     proc = run_agent("-p", "start it", env=env, cwd=workspace, text=True, capture_output=True, timeout=90)
     assert proc.stdout == "DONE\n" and "STARTED" in json_results(standin)[-1], proc.stderr
-    assert not reforker()
+    assert not reforker(), proc.stderr
 
 
 def test_a_re_forking_process_is_gone_when_its_command_times_out(tmp_path, workspace, standin, reforker):
@@ -156,4 +156,4 @@ def test_a_chain_that_re_forks_without_pause_is_gone_when_s08_exits(tmp_path, wo
     env = base_env(tmp_path, standin, approval_mode="yolo")
     proc = run_agent("-p", "start it", env=env, cwd=workspace, text=True, capture_output=True, timeout=90)
     assert proc.stdout == "DONE\n" and "STARTED" in json_results(standin)[-1], proc.stderr
-    assert not reforker()
+    assert not reforker(), proc.stderr
