@@ -9,10 +9,10 @@ dropped their environment (`env -i … &`) are adopted by s08 instead of init, a
     jobs.after(tag, pid)     what that command left running (remembered), excluding `pid` itself
     jobs.kill(procs)         SIGKILL them; returns those still alive afterwards (checked, not assumed)
     jobs.sweep(prefix, …)    SIGKILL what carries the tag (and what s08 adopted), round after round
-                             until nothing is left: a process that ignores TERM and forks anew every
-                             few milliseconds outruns one look at /proc, but each of its children
-                             becomes s08's own when its parent dies, and s08 reads its own children
-                             in one small file per round (/proc/self/task/*/children)
+                             until three looks find nothing: a process that ignores TERM and forks
+                             anew every few milliseconds outruns one look at /proc, but each of its
+                             children becomes s08's own when its parent dies, and s08 reads its own
+                             children in one small file per round (/proc/self/task/*/children)
     family_size(pid, since)  how many processes a running command has (MAX_PROCESSES bounds it)
     jobs.end_all()           at exit: SIGTERM, a short wait, then (as a subreaper) SIGKILL every child
                              of s08 and reap, until the kernel says no child is left (ECHILD); without

@@ -97,7 +97,7 @@ def _run_probe() -> tuple[int, str]:
     if abi < 1:
         return 0, "this kernel offers no Landlock (Linux 5.13+ with landlock enabled is needed)"
     with tempfile.TemporaryDirectory(prefix="s08-probe-") as tmp:
-        problem = _launch_problem(["--probe", "--write", tmp, *READ_ONLY_OPTIONS], "Landlock")
+        problem = _launch_problem(["--probe", "--write", tmp, *READ_ONLY_OPTIONS], "sandbox (Landlock, seccomp)")
     return (0, problem) if problem else (abi, "")
 
 

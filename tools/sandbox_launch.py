@@ -305,10 +305,11 @@ class MountAttr(ctypes.Structure):
                 ("userns_fd", ctypes.c_uint64)]
 
 
-def _mount_setattr(libc, path: str, attr_set: int, attr_clr: int) -> int:
+def _mount_setattr(libc, path: str, attr_set: int, attr_clr: int, recursive: bool = True) -> int:
     attr = MountAttr(attr_set, attr_clr, 0, 0)
     return libc.syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), os.fsencode(path),
-                        ctypes.c_uint(AT_RECURSIVE), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)))
+                        ctypes.c_uint(AT_RECURSIVE if recursive else 0), ctypes.byref(attr),
+                        ctypes.c_size_t(ctypes.sizeof(attr)))
 
 
 def read_only_mounts(writable) -> None:
@@ -330,8 +331,9 @@ def read_only_mounts(writable) -> None:
             raise _fail(f"bind-mounting {folder}")
     if _mount_setattr(libc, "/", MOUNT_ATTR_RDONLY, 0) != 0:
         raise _fail("making the mounts read-only (mount_setattr, Linux 5.12+)")
-    for folder in writable:
-        if _mount_setattr(libc, folder, 0, MOUNT_ATTR_RDONLY) != 0:
+    for folder in writable:           # a mount beneath it that was read-only already stays so (EPERM: locked)
+        if (_mount_setattr(libc, folder, 0, MOUNT_ATTR_RDONLY) != 0
+                and _mount_setattr(libc, folder, 0, MOUNT_ATTR_RDONLY, recursive=False) != 0):
             raise _fail(f"making {folder} writable again")
     os.chdir(os.getcwd())             # the working folder still pointed into the mount beneath the bind mounts
 
