@@ -4,7 +4,8 @@
 
 For `true`, `ls -la`, `git status` and `grep -rn def tools`, the median wall time of the bash tool's
 run_command: unsandboxed (as an approved command runs), in the read-only sandbox (as a command the
-policy runs without a question), and under SANDBOX=workspace; and the launcher alone.
+policy runs without a question), and under SANDBOX=workspace; and the launcher alone, read-only (Landlock and
+the seccomp filter) and as SANDBOX=workspace runs it (with the user and mount namespace, when available).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from config import Settings  # noqa: E402
 from tools.bash import run_command  # noqa: E402
-from tools.sandbox import APPROVED, LAUNCHER, READ_ONLY, Sandbox, probe  # noqa: E402
+from tools.sandbox import APPROVED, LAUNCHER, READ_ONLY, READ_ONLY_OPTIONS, Sandbox, probe, probe_mounts  # noqa: E402
 
 COMMANDS = ["true", "ls -la", "git status", "grep -rn def tools"]
 
@@ -56,11 +57,15 @@ def main() -> None:
                    for s, k in ((plain, APPROVED), (ro, READ_ONLY), (ws, APPROVED))]
             print(f"{command:<22}" + "".join(f"{ms:>12.1f}" for ms in row))
         with tempfile.TemporaryDirectory() as tmp:
-            launcher = [sys.executable, "-S", "-I", str(LAUNCHER), "--write", tmp, "--scope", "--sockets", "none",
-                        "--", "true"]
+            launcher = [sys.executable, "-S", "-I", str(LAUNCHER), "--write", tmp, *READ_ONLY_OPTIONS, "--", "true"]
             alone = median_ms(lambda: subprocess.run(launcher, check=True), runs)
+            mounts = "" if probe_mounts() else "--read-only-mounts"
+            workspace = [sys.executable, "-S", "-I", str(LAUNCHER), "--write", tmp, "--write", str(ROOT),
+                         *([mounts] if mounts else []), "--", "true"]
+            ws_alone = median_ms(lambda: subprocess.run(workspace, check=True), runs)
             bare = median_ms(lambda: subprocess.run(["true"], check=True), runs)
-    print(f"launcher + true: {alone:.1f} ms; true alone: {bare:.1f} ms")
+    print(f"launcher + true: {alone:.1f} ms read-only, {ws_alone:.1f} ms workspace"
+          f"{' (read-only mounts)' if mounts else ' (no namespaces here)'}; true alone: {bare:.1f} ms")
 
 
 if __name__ == "__main__":

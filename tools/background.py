@@ -8,8 +8,15 @@ dropped their environment (`env -i … &`) are adopted by s08 instead of init, a
     jobs.env(tag)            the variable to give a command
     jobs.after(tag, pid)     what that command left running (remembered), excluding `pid` itself
     jobs.kill(procs)         SIGKILL them; returns those still alive afterwards (checked, not assumed)
+    jobs.sweep(prefix, …)    SIGKILL what carries the tag (and what s08 adopted), round after round
+                             until three looks find nothing: a process that ignores TERM and forks
+                             anew every few milliseconds outruns one look at /proc, but each of its
+                             children becomes s08's own when its parent dies, and s08 reads its own
+                             children in one small file per round (/proc/self/task/*/children)
     family_size(pid, since)  how many processes a running command has (MAX_PROCESSES bounds it)
-    jobs.end_all()           at exit: SIGTERM, a short wait, SIGKILL; returns what was ended
+    jobs.end_all()           at exit: SIGTERM, a short wait, then (as a subreaper) SIGKILL every child
+                             of s08 and reap, until the kernel says no child is left (ECHILD); without
+                             adoption, a sweep. Returns what was ended
 
 Processes are identified by (pid, start time), so a reused pid is never signalled.
 """
@@ -27,6 +34,8 @@ from dataclasses import dataclass, field
 TAG_VAR = "S08_JOB"
 PR_SET_CHILD_SUBREAPER = 36
 END_GRACE = 1.0                 # seconds between SIGTERM and SIGKILL at exit
+SWEEP_LIMIT = 10.0              # seconds a sweep may go on (each round kills faster than a process forks)
+QUIET_ROUNDS = 3                # looks in a row that find nothing before a sweep ends
 _adopting = False
 
 
@@ -81,6 +90,32 @@ def _tagged(pid: int, marker: bytes) -> bool:
             return marker in b"\0" + environ
         time.sleep(0.02)          # empty while the process is between fork and exec: look again
     return False
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return b"\0" + f.read()
+    except OSError:
+        return b""
+
+
+def _children() -> list[int]:
+    """This process's direct children, of every thread (with adoption on, the orphans it adopted too)."""
+    me, found = os.getpid(), []
+    if not os.path.exists(f"/proc/{me}/task/{me}/children"):       # a kernel without CONFIG_PROC_CHILDREN
+        return [pid for pid in _pids() if (info := _stat(pid)) is not None and info[1] == me]
+    try:
+        tasks = os.listdir(f"/proc/{me}/task")
+    except OSError:
+        return []
+    for task in tasks:
+        try:
+            with open(f"/proc/{me}/task/{task}/children", "rb") as f:
+                found += [int(word) for word in f.read().split()]
+        except OSError:
+            pass                          # a thread that ended meanwhile
+    return found
 
 
 def _pids() -> list[int]:
@@ -198,11 +233,77 @@ class Jobs:
         _reap_known(procs)
         return [p for p in procs if alive(p)]
 
+    def sweep(self, prefix: str, since: int = 0, spare: int | None = None) -> list[Proc]:
+        """SIGKILL every live process whose S08_JOB starts with `prefix` (and, with adoption on, every child
+        s08 adopted that started at `since` or later and carries no other command's tag), round after
+        round until QUIET_ROUNDS looks in a row find none; `spare` (a command s08 still waits for) is not
+        reaped. Returns what was killed."""
+        marker, killed, quiet = f"\0{TAG_VAR}={prefix}".encode(), set[Proc](), 0
+        deadline = time.monotonic() + SWEEP_LIMIT
+        while time.monotonic() < deadline and quiet < QUIET_ROUNDS:
+            quick = self._own_children(marker, since, spare)      # cheap: s08's own children only
+            if not quick:
+                quick = [p for p in self.find(prefix, exclude=spare, since=since) if alive(p)]
+            if not quick:
+                quiet += 1                    # neither look is atomic: a process may be between the two
+                time.sleep(0.01)
+                continue
+            quiet = 0
+            for proc in quick:
+                try:
+                    os.kill(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if killed.issuperset(quick):
+                time.sleep(0.005)             # only processes already killed, still dying: let them go
+            killed.update(quick)
+        _reap_known(killed)
+        return sorted(killed, key=lambda p: p.pid)
+
+    def _end_every_child(self) -> list[Proc]:
+        """At exit, as a subreaper: SIGKILL every child of s08 and reap it until the kernel says s08 has no
+        child left (ECHILD, an answer no look at /proc can give). Every descendant of a command is s08's
+        child or below one, so none outlives this."""
+        killed: set[Proc] = set()
+        deadline = time.monotonic() + SWEEP_LIMIT
+        while time.monotonic() < deadline:
+            try:
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass                      # reap every child that has ended
+            except ChildProcessError:
+                break                         # none left
+            children = [(pid, info) for pid in _children() if (info := _stat(pid)) and info[0] not in ("Z", "X")]
+            for pid, info in children:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                killed.add(Proc(pid, info[3], _command(pid)))
+            if not children:
+                time.sleep(0.002)             # children dying or being adopted: look again
+        return sorted(killed, key=lambda p: p.pid)
+
+    @staticmethod
+    def _own_children(marker: bytes, since: int, spare: int | None) -> list[Proc]:
+        found = []
+        for pid in _children():
+            info = _stat(pid)
+            if pid == spare or info is None:
+                continue
+            if info[0] in ("Z", "X"):
+                if _adopting:
+                    _reap(pid)
+                continue
+            environ = _environ(pid)
+            ours = marker in environ if environ else False
+            adopted = _adopting and int(info[3]) >= since and f"\0{TAG_VAR}=".encode() not in environ
+            if ours or adopted:
+                found.append(Proc(pid, info[3], _command(pid)))
+        return found
+
     def end_all(self) -> list[Proc]:
-        """End every background process of this session's commands (TERM, then KILL)."""
+        """End every background process of this session's commands (TERM, a short wait, then sweep)."""
         running = [p for p in set(self.known) | set(self.find(self.token + "-")) if alive(p)]
-        if not running:
-            return []
         for proc in running:
             try:
                 os.kill(proc.pid, signal.SIGTERM)
@@ -212,9 +313,9 @@ class Jobs:
         while any(alive(p) for p in running) and time.monotonic() < deadline:
             _reap_known(running)
             time.sleep(0.02)
-        self.kill([p for p in running if alive(p)])
+        ended = set(running) | set(self._end_every_child() if _adopting else self.sweep(self.token + "-"))
         self.known.clear()
-        return sorted(running, key=lambda p: p.pid)
+        return sorted(ended, key=lambda p: p.pid)
 
 
 def _reap(pid: int) -> None:

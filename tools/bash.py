@@ -30,7 +30,7 @@ from pathlib import Path
 
 from config import BASH_TIMEOUT, SECRET_SETTINGS
 from storage import TASK_OUTPUTS_DIR, relative
-from .background import JOBS, Jobs, family_size, group_members, group_of
+from .background import JOBS, Jobs, alive, family_size, group_members, group_of
 from .bash_guard import MAX_COMMAND_BYTES, dangerous_reason
 from .output_sink import MEMORY_CAP, OutputSink  # noqa: F401  (MEMORY_CAP re-exported for tests)
 from .registry import ToolResult, tool
@@ -129,7 +129,8 @@ def _kill_all(proc: subprocess.Popen, jobs: Jobs, tag: str) -> str:
     _kill_group(proc)
     tagged = jobs.after(tag, proc.pid)
     moved = [p for p in tagged if group_of(p) != proc.pid]       # setsid & co.: outside the group
-    left = jobs.kill(tagged)
+    jobs.sweep(tag + "\0", jobs.since.get(tag, 0), spare=proc.pid)   # and what forks anew while it is killed
+    left = [p for p in tagged if alive(p)]
     jobs.known.difference_update(set(tagged) - set(left))
     deadline = time.monotonic() + 1                 # SIGKILL is sent; give the group a moment to go
     while (in_group := group_members(proc.pid)) and time.monotonic() < deadline:

@@ -3,13 +3,19 @@
     SANDBOX=read-only   (default) commands the approval policy runs without a question, because it
                         judged them read-only, run in the read-only sandbox: the whole file system
                         readable, writes only to a private temporary folder and to devices such as
-                        /dev/null, no TCP, no signals or abstract sockets outside it. What the person
-                        allowed (yes, always, ALLOW_COMMANDS, yolo) runs as they chose, unsandboxed.
+                        /dev/null, no TCP, no signals or abstract sockets outside it, no change of a
+                        file's mode, owner, times or extended attributes anywhere, no change of another
+                        process's limits, priority or scheduling. What the person allowed (yes, always,
+                        ALLOW_COMMANDS, yolo) runs as they chose, unsandboxed.
     SANDBOX=workspace   the same, and every other command (approved or not) runs with writes only
-                        inside the workspace and its temporary folder, TCP off unless SANDBOX_NETWORK=on
+                        inside the workspace and its temporary folder, TCP off unless SANDBOX_NETWORK=on,
+                        every mount but those two read-only (so no mode, time or owner change outside
+                        them either) where user namespaces allow it — `mounts_problem` says why not —
+                        and never a set-user/group-ID bit.
     SANDBOX=off         no kernel sandbox: nothing runs without a question (as where it is unavailable)
 
     probe(environ)                 (ABI, why it cannot be used or "") — checked once per process
+    probe_mounts(environ)          why SANDBOX=workspace cannot make other mounts read-only ("" if it can)
     Sandbox.for_session(settings, environ)
     sandbox.launch(kind, command, tmp, workspace)   the argv that runs `bash -c command` (kind
                                    READ_ONLY or APPROVED); the launcher is sandbox_launch.py
@@ -37,6 +43,9 @@ MODES = ("read-only", "workspace", "off")
 UNAVAILABLE_VAR = "S08_SANDBOX_UNAVAILABLE"
 LAUNCHER = Path(sandbox_launch.__file__).resolve()
 READ_ONLY, APPROVED = "read-only", "approved"
+# the read-only sandbox: no signal or abstract socket out, no socket at all, no metadata change, no other
+# process's limits or scheduling (tools/sandbox_launch.py)
+READ_ONLY_OPTIONS = ("--scope", "--sockets", "none", "--no-metadata", "--own-processes")
 REFUSED = re.compile(r"Permission denied|Operation not permitted|Read-only file system")
 NPROC_MARGIN = 64        # the kernel's limit sits above s08's own count, which then says what happened
 _probed: dict[bool, tuple[int, str]] = {}
@@ -59,6 +68,27 @@ def probe(environ=None) -> tuple[int, str]:
     return _probed[True]
 
 
+def probe_mounts(environ=None) -> str:
+    """Why SANDBOX=workspace cannot make every mount but the writable folders read-only here ("" when it
+    can): that needs unprivileged user namespaces and mount_setattr (Linux 5.12+). Checked once per process."""
+    if False not in _probed:
+        with tempfile.TemporaryDirectory(prefix="s08-probe-") as tmp:
+            _probed[False] = (0, _launch_problem(["--probe", "--write", tmp, "--read-only-mounts"], "namespaces"))
+    return _probed[False][1]
+
+
+def _launch_problem(options: list[str], what: str) -> str:
+    try:
+        done = subprocess.run([*_python(), *options], capture_output=True, text=True, timeout=20,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the sandbox launcher did not start ({exc})"
+    if done.returncode != 0:
+        line = (done.stderr.strip().splitlines() or ["failed"])[-1].replace(FAILED, "").strip()
+        return f"{what} setup failed: {line[:200]}"
+    return ""
+
+
 def _run_probe() -> tuple[int, str]:
     try:
         abi = sandbox_launch.abi_version()
@@ -67,15 +97,8 @@ def _run_probe() -> tuple[int, str]:
     if abi < 1:
         return 0, "this kernel offers no Landlock (Linux 5.13+ with landlock enabled is needed)"
     with tempfile.TemporaryDirectory(prefix="s08-probe-") as tmp:
-        try:
-            done = subprocess.run([*_python(), "--probe", "--write", tmp, "--scope", "--sockets", "none"],
-                                  capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.SubprocessError) as exc:
-            return 0, f"the sandbox launcher did not start ({exc})"
-    if done.returncode != 0:
-        line = (done.stderr.strip().splitlines() or ["failed"])[-1].replace(FAILED, "").strip()
-        return 0, f"Landlock setup failed: {line[:200]}"
-    return abi, ""
+        problem = _launch_problem(["--probe", "--write", tmp, *READ_ONLY_OPTIONS], "sandbox (Landlock, seccomp)")
+    return (0, problem) if problem else (abi, "")
 
 
 @dataclass(frozen=True)
@@ -87,6 +110,7 @@ class Sandbox:
     abi: int = 0
     problem: str = "not probed"    # why no command can be sandboxed ("" when they can)
     max_processes: int = 0         # MAX_PROCESSES (fixed at start like the rest); also RLIMIT_NPROC headroom
+    mounts_problem: str = ""       # SANDBOX=workspace: why metadata outside the workspace is not covered ("" if it is)
 
     @classmethod
     def for_session(cls, settings, environ=None) -> Sandbox:
@@ -96,7 +120,8 @@ class Sandbox:
         if mode == "off":
             return cls(mode, network, 0, "SANDBOX=off: no kernel sandbox, so every command asks", limit)
         abi, problem = probe(environ)
-        return cls(mode, network, abi, problem, limit)
+        mounts = probe_mounts(environ) if mode == "workspace" and not problem else ""
+        return cls(mode, network, abi, problem, limit, mounts)
 
     @property
     def available(self) -> bool:
@@ -113,8 +138,10 @@ class Sandbox:
             return f"sandbox: {why}" + ("; SANDBOX=workspace is not in force" if self.mode == "workspace" else "")
         net = "TCP on (SANDBOX_NETWORK=on)" if self.network else "no TCP"
         if self.mode == "workspace":
+            metadata = (f"; NOT covered: file modes and times outside it ({self.mounts_problem})"
+                        if self.mounts_problem else "")
             return (f"sandbox: Landlock ABI {self.abi}; every command writes only in the workspace and a temp "
-                    f"folder, {net}; commands that run without a question are read-only")
+                    f"folder, {net}; commands that run without a question are read-only{metadata}")
         return f"sandbox: Landlock ABI {self.abi}; commands that run without a question are read-only, no TCP"
 
     def sandboxed(self, kind: str) -> bool:
@@ -126,10 +153,11 @@ class Sandbox:
             return ["bash", "-c", command]
         argv = [*_python(), "--write", tmp]
         if kind == READ_ONLY:
-            argv += ["--scope", "--sockets", "none"]
+            argv += READ_ONLY_OPTIONS
         else:
             argv += ["--write", str(workspace), "--net", "on" if self.network else "off"]
             argv += [] if self.network else ["--sockets", "local"]
+            argv += [] if self.mounts_problem else ["--read-only-mounts"]
         if self.max_processes and os.getuid() != 0:     # root ignores RLIMIT_NPROC (measured): s08's count binds
             argv += ["--nproc", str(_user_processes() + self.max_processes + NPROC_MARGIN)]
         return [*argv, "--", "bash", "-c", command]
@@ -140,7 +168,8 @@ class Sandbox:
             return ""
         if kind == READ_ONLY:
             return ("[sandbox: this command ran without a question because it looked read-only, so it ran in s08's "
-                    "read-only sandbox (no writes outside a temporary folder, no network) — the 'Permission denied' "
+                    "read-only sandbox (no writes outside a temporary folder, no change of file modes, times or "
+                    "owners, no network) — the 'Permission denied' "
                     "/ 'Operation not permitted' above is most likely the sandbox refusing a write or a connection. "
                     "Do not work around it. If the command really needs to write or connect, call bash again with "
                     "exactly the same command: s08 will then ask the person to approve running it outside the "

@@ -27,7 +27,7 @@ from approvals.policy import Answer
 from config import Settings
 from events import Notice, ToolFinished
 from tools.bash import run_command
-from tools.sandbox import APPROVED, READ_ONLY, Sandbox, probe
+from tools.sandbox import APPROVED, READ_ONLY, Sandbox, probe, probe_mounts
 from support.processes import sleepers
 
 ABI, PROBLEM = probe({})
@@ -459,3 +459,261 @@ def test_for_a_plain_user_the_kernel_bounds_the_processes_too():
     root = subprocess.run(launch, capture_output=True, text=True, timeout=60, cwd=tmp_path)    # root: no bound
     shutil.rmtree(tmp_path)
     assert root.stdout == "", root
+
+
+# --- issue 28, class 1: metadata and other processes' limits -------------------------------------------
+
+MOUNTS_PROBLEM = probe_mounts({}) if not PROBLEM else PROBLEM
+namespaces = pytest.mark.skipif(bool(MOUNTS_PROBLEM), reason=f"no read-only mounts for SANDBOX=workspace here "
+                                                             f"(unprivileged user namespaces?): {MOUNTS_PROBLEM}")
+RAW = Path(__file__).resolve().parents[1] / "support" / "raw_syscalls.py"
+
+
+def metadata(root: Path) -> dict[str, tuple]:
+    """Every path under `root` with its mode, owner, modification time and extended attributes."""
+    found = {}
+    for path in sorted([root, *root.rglob("*")]):
+        info = path.lstat()
+        xattrs = sorted((name, os.getxattr(path, name)) for name in os.listxattr(path)) if not path.is_symlink() else []
+        found[str(path.relative_to(root))] = (info.st_mode, info.st_uid, info.st_gid, info.st_mtime_ns, xattrs,
+                                              file_flags(path))
+    return found
+
+
+def file_flags(path: Path) -> str:
+    """What `lsattr` says (chattr's flags), "" where the file system has none or lsattr is missing."""
+    if not shutil.which("lsattr") or path.is_symlink():
+        return ""
+    done = subprocess.run(["lsattr", "-d", str(path)], capture_output=True, text=True)
+    return done.stdout.split(" ")[0] if done.returncode == 0 else ""
+
+
+@pytest.fixture
+def meta_tree(tree):
+    """`tree` with the key file 0600 and an extended attribute on a workspace file and on the outside one."""
+    root, ws = tree
+    os.chmod(root / "home" / ".config" / "s08" / ".env", 0o600)
+    for path in (ws / "victim.txt", root / "outside.txt"):
+        os.setxattr(path, "user.s08", b"kept")
+    return root, ws
+
+
+def py(code: str) -> str:
+    return f"python3 -c \"import os; {code}\""
+
+
+METADATA_ATTACKS = [
+    "chmod 644 ~/.config/s08/.env", "chmod 644 $HOME/.config/s08/.env", "chmod 4777 victim.txt",
+    "chmod 4777 ../outside.txt", "chmod -R a+rwx ..", "chmod 700 .", "touch -d 2000-01-01 victim.txt",
+    "touch -d 2000-01-01 ../outside.txt", "touch -m -d @0 u/a.txt", "touch -h -d @0 ~/.config/s08/.env",
+    py("os.chmod('victim.txt', 0o4777)"), py("os.chmod(os.open('../outside.txt', os.O_RDONLY), 0o777)"),
+    py("os.utime('victim.txt', (0, 0))"), py("os.utime(os.open('../outside.txt', os.O_RDONLY), (0, 0))"),
+    py("os.setxattr('victim.txt', 'user.s08', b'X')"), py("os.setxattr('../outside.txt', 'user.new', b'X')"),
+    py("os.removexattr('victim.txt', 'user.s08')"), py("os.removexattr('../outside.txt', 'user.s08')"),
+    py("os.setxattr(os.open('victim.txt', os.O_RDONLY), 'user.s08', b'X')"),
+    py("os.chown('victim.txt', os.getuid(), 65534)"), py("os.lchown('victim.txt', 65534, 65534)"),
+    "find . ../outside.txt -exec chmod 777 {} +", "cp -p ../outside.txt /dev/null; chmod 777 ../outside.txt",
+    "chattr +A +d ../outside.txt victim.txt",                  # flags through a descriptor opened for reading
+] + [f"python3 {RAW} {how} {target} 4777" for how in ("int80-chmod", "x32-chmod", "fchmodat2")
+     for target in ("victim.txt", "../outside.txt", "$HOME/.config/s08/.env")] + (
+    ["setfattr -n user.s08 -v X victim.txt", "setfattr -x user.s08 ../outside.txt"] if shutil.which("setfattr") else [])
+
+
+@kernel
+@pytest.mark.parametrize("command", METADATA_ATTACKS)
+def test_no_metadata_changes_in_the_read_only_sandbox(meta_tree, tmp_path, command):
+    root, ws = meta_tree
+    before = metadata(root)
+    captured = ro(command, ws, tmp_path)
+    assert metadata(root) == before, captured.text
+    assert captured.exit_code != 0 or "EPERM" in captured.text or "EACCES" in captured.text, captured.text
+
+
+@kernel
+def test_a_chown_to_the_same_owner_is_refused_too(tree, tmp_path):
+    """A chown that would change nothing succeeds outside; inside the whole family is refused."""
+    command = py("os.chown('victim.txt', os.getuid(), os.getgid()); print('CHANGED')")
+    assert "CHANGED" in ro(command, tree[1], tmp_path, kind=APPROVED, sandbox=Sandbox(problem="off")).text
+    captured = ro(command, tree[1], tmp_path)
+    assert "CHANGED" not in captured.text and "Operation not permitted" in captured.text
+
+
+@pytest.fixture
+def sleeper():
+    """A process of the person's (the test's), in a process group of its own, that the sandbox must not touch."""
+    proc = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def limits_of(pid: int) -> dict:
+    import resource
+    return {"limits": [resource.prlimit(pid, r) for r in (resource.RLIMIT_CPU, resource.RLIMIT_NOFILE,
+                                                          resource.RLIMIT_MSGQUEUE, resource.RLIMIT_CORE)],
+            "nice": os.getpriority(os.PRIO_PROCESS, pid), "cpus": os.sched_getaffinity(pid),
+            "policy": os.sched_getscheduler(pid),
+            "io": subprocess.run(["ionice", "-p", str(pid)], capture_output=True, text=True).stdout}
+
+
+OTHER_PROCESS_ATTACKS = [
+    "prlimit --pid {pid} --cpu=1", "prlimit --pid {pid} --nofile=3:3", "prlimit --pid {pid} --core=0:0",
+    "renice -n 10 -p {pid}", "renice -n 10 -g {pid}", "taskset -p 1 {pid}", "chrt -i -p 0 {pid}",
+    "ionice -c 3 -p {pid}", "ionice -c 3 -P {pid}",
+    py("os.setpriority(os.PRIO_PGRP, {pid}, 12)"), py("os.sched_setaffinity({pid}, {{0}})"),
+    "(prlimit --pid {pid} --cpu=1 &); wait", "sh -c 'renice -n 10 -p {pid}'",
+]
+
+
+@kernel
+@pytest.mark.parametrize("command", OTHER_PROCESS_ATTACKS)
+def test_no_other_process_limits_or_scheduling_change_in_the_read_only_sandbox(tree, tmp_path, sleeper, command):
+    before = limits_of(sleeper)
+    captured = ro(command.format(pid=sleeper), tree[1], tmp_path)
+    assert limits_of(sleeper) == before, captured.text
+    assert "Operation not permitted" in captured.text or captured.exit_code != 0, captured.text
+
+
+@kernel
+def test_s08s_own_limits_do_not_change_from_the_read_only_sandbox(tree, tmp_path):
+    import resource
+    before = resource.getrlimit(resource.RLIMIT_MSGQUEUE)
+    try:
+        captured = ro(f"prlimit --pid {os.getpid()} --msgqueue=4321: ; prlimit --pid $PPID --msgqueue=4321:",
+                      tree[1], tmp_path)
+        assert resource.getrlimit(resource.RLIMIT_MSGQUEUE) == before, captured.text
+    finally:
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, before)
+
+
+@kernel
+def test_a_command_may_still_set_its_own_limits_and_priority(tree, tmp_path):
+    command = ("ulimit -n 200 && ulimit -t 500 && nice -n 5 true && prlimit --cpu=400 true && taskset -c 0 true && "
+               "chrt -b 0 true && ionice -c 3 true && "
+               "python3 -c \"import os; os.sched_setaffinity(0, {0}); os.setpriority(os.PRIO_PROCESS, 0, 7)\" "
+               "&& prlimit --pid $PPID --cpu | tail -n1 && echo OWN-OK")
+    captured = ro(command, tree[1], tmp_path)
+    assert captured.exit_code == 0 and "OWN-OK" in captured.text, captured.text
+    by_pid = ro("renice -n 1 -p $$", tree[1], tmp_path)          # its own pid is refused: once the command has
+    assert by_pid.exit_code != 0 and "Operation not permitted" in by_pid.text     # ended, it may be another's
+
+
+@kernel
+def test_the_refusal_note_names_metadata(tree, tmp_path):
+    from tools.registry import ToolContext, run_tool
+    ctx = ToolContext(workspace=tree[1], settings=Settings(), sandbox=RO, run_as=READ_ONLY)
+    result = run_tool("bash", {"command": "chmod 600 victim.txt"}, ctx)
+    assert result.is_error and "file modes, times or owners" in result.content
+    assert result.meta["sandbox_refused"] == READ_ONLY
+
+
+WORKSPACE_OUTSIDE_ATTACKS = [
+    "chmod 600 ../outside.txt", "chmod 644 ~/.config/s08/.env", "chmod 4777 ../outside.txt",
+    "touch -d 2000-01-01 ../outside.txt", "touch -m -d @0 ~/.config/s08/.env",
+    py("os.setxattr('../outside.txt', 'user.new', b'X')"), py("os.removexattr('../outside.txt', 'user.s08')"),
+    py("os.chmod(os.open('../outside.txt', os.O_RDONLY), 0o777)"),
+    py("os.utime(os.open('../outside.txt', os.O_RDONLY), (0, 0))"),
+    "ln ../outside.txt hard; chmod 777 hard; touch -d @0 hard",              # a hard link into the workspace
+    "ln -s ../outside.txt soft; chmod 777 soft; touch -d @0 soft",
+    "chmod 777 /proc/$PPID/root$(realpath ../outside.txt) /proc/$PPID/cwd/../outside.txt",
+    "unshare -Urm sh -c 'mount -o remount,rw / ; chmod 777 ../outside.txt'",
+    "unshare -Urm sh -c 'mount --bind .. ws-up && chmod 777 ws-up/outside.txt'",
+    "chattr +A +d ../outside.txt",
+] + [f"python3 {RAW} {how} ../outside.txt 777" for how in ("int80-chmod", "x32-chmod", "fchmodat2")]
+
+
+@kernel
+@namespaces
+@pytest.mark.parametrize("command", WORKSPACE_OUTSIDE_ATTACKS)
+def test_workspace_mode_changes_no_metadata_outside_the_workspace(meta_tree, tmp_path, command):
+    root, ws = meta_tree
+    outside = {k: v for k, v in metadata(root).items() if not k.startswith("ws")}
+    captured = ro(command, ws, tmp_path, WORKSPACE, APPROVED)
+    assert {k: v for k, v in metadata(root).items() if not k.startswith("ws")} == outside, captured.text
+
+
+@kernel
+@namespaces
+def test_workspace_mode_still_changes_metadata_inside_the_workspace(meta_tree, tmp_path):
+    root, ws = meta_tree
+    command = ("chmod +x victim.txt && touch -d 2000-01-01 u/a.txt && mkdir -p d && chmod 700 d && "
+               "python3 -c \"import os; os.setxattr('u/b.txt', 'user.new', b'Y')\" && echo x > $TMPDIR/t && "
+               "chmod 600 $TMPDIR/t && id -u && echo ALL-OK")
+    captured = ro(command, ws, tmp_path, WORKSPACE, APPROVED)
+    assert captured.exit_code == 0 and "ALL-OK" in captured.text, captured.text
+    assert f"\n{os.getuid()}\n" in "\n" + captured.text                   # the same user inside the namespace
+    assert os.stat(ws / "victim.txt").st_mode & 0o111 and (ws / "d").stat().st_mode & 0o777 == 0o700
+    assert (ws / "u" / "a.txt").stat().st_mtime < 1e9 and os.getxattr(ws / "u" / "b.txt", "user.new") == b"Y"
+
+
+SET_ID_ATTACKS = [
+    "chmod 4777 victim.txt", "chmod u+s victim.txt", "chmod g+s u", "install -m 4755 victim.txt evil",
+    "cp victim.txt evil; chmod 6755 evil", py("os.close(os.open('evil', os.O_CREAT | os.O_WRONLY, 0o4755))"),
+    py("os.mknod('evil', 0o104755)"), f"python3 {RAW} openat2-create evil 4755",
+    f"python3 {RAW} fchmodat2 victim.txt 4755", f"python3 {RAW} int80-chmod victim.txt 4755",
+]
+
+
+@kernel
+@pytest.mark.parametrize("command", SET_ID_ATTACKS)
+def test_no_set_id_bit_in_the_workspace_under_workspace_mode(tree, tmp_path, command):
+    """A set-user-ID file of the person's in the workspace would run as them for every local user."""
+    ws = tree[1]
+    captured = ro(command, ws, tmp_path, WORKSPACE, APPROVED)
+    for path in [ws, *ws.rglob("*")]:
+        assert not path.lstat().st_mode & 0o6000, (path, captured.text)
+
+
+@kernel
+def test_the_ways_past_a_seccomp_filter_are_closed(tree, tmp_path):
+    """io_uring (its operations skip seccomp) and openat2 (its mode sits in memory) are refused in both modes."""
+    for sandbox, kind in ((RO, READ_ONLY), (WORKSPACE, APPROVED)):
+        assert ro(f"python3 {RAW} io_uring x 0", tree[1], tmp_path, sandbox, kind).text.startswith("EACCES")
+        assert ro(f"python3 {RAW} openat2-create new 644", tree[1], tmp_path, sandbox, kind).text.startswith("ENOSYS")
+
+
+def test_workspace_mode_without_namespaces_says_metadata_outside_is_not_covered():
+    degraded = Sandbox("workspace", False, 6, "", 0, "namespaces setup failed: unshare: Operation not permitted")
+    assert "NOT covered: file modes and times outside it (namespaces setup failed" in degraded.status()
+    argv = degraded.launch(APPROVED, "true", "/tmp", Path("/ws"))
+    assert "--read-only-mounts" not in argv and "--read-only-mounts" in replace(degraded, mounts_problem="").launch(
+        APPROVED, "true", "/tmp", Path("/ws"))
+
+
+@kernel
+@namespaces
+@pytest.mark.skipif(os.getuid() != 0 or not shutil.which("setpriv"), reason="needs root to switch to a plain user")
+def test_for_a_plain_user_workspace_mode_keeps_metadata_outside_too():
+    """The user namespace maps the person's own uid: `chmod +x` in the workspace works, outside it is EROFS."""
+    import tempfile
+
+    from tools.sandbox import LAUNCHER
+    root = Path(tempfile.mkdtemp(prefix="s08-plain-"))           # pytest's own folders are root's only
+    try:
+        for folder in (root / "ws", root / "tmp"):
+            folder.mkdir()
+        (root / "outside.txt").write_text("outside\n")
+        for path in (root, root / "ws", root / "tmp", root / "outside.txt"):
+            os.chown(path, 65534, 65534)
+        before = metadata(root / "outside.txt")
+        python = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+        launch = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-S", "-I", str(LAUNCHER),
+                  "--write", str(root / "ws"), "--write", str(root / "tmp"), "--read-only-mounts", "--",
+                  "bash", "-c", "id -u; echo x > f && chmod +x f && echo INSIDE-OK; chmod 600 ../outside.txt; "
+                                "touch -d @0 ../outside.txt"]
+        done = subprocess.run(launch, capture_output=True, text=True, timeout=60, cwd=root / "ws")
+        assert done.stdout.split() == ["65534", "INSIDE-OK"], done
+        assert (root / "ws" / "f").stat().st_mode & 0o111 and "Read-only file system" in done.stderr
+        assert metadata(root / "outside.txt") == before
+    finally:
+        shutil.rmtree(root)
+
+
+@kernel
+def test_no_process_outside_can_be_traced_to_change_its_limits_from_within(tree, tmp_path, sleeper):
+    """ptrace would let a command make another process call prlimit itself: Landlock keeps it to the sandbox."""
+    attach = ("python3 -c \"import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+              f"print('ATTACHED' if libc.ptrace(16, {sleeper}, 0, 0) == 0 else 'REFUSED', ctypes.get_errno())\"")
+    for sandbox, kind in ((RO, READ_ONLY), (WORKSPACE, APPROVED)):
+        captured = ro(attach, tree[1], tmp_path, sandbox, kind)
+        assert "REFUSED 1" in captured.text, captured.text
