@@ -280,6 +280,6 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         say_err(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
         return 1
     finally:
+        app.end_servers()           # servers end with s08, first: what is left after them is the commands'
         _end_background(app)
         app.close()
-        app.end_servers()           # servers end with s08
