@@ -26,6 +26,7 @@ import app_habits
 from approvals.policy import Approvals, parse_allow_list
 from commands import UNUSABLE
 from compaction import Continuity
+from delegation import attach as attach_delegation
 from config import missing_key_message
 from session.costs import CostTracker, price_of, with_model_window
 from access.credentials import consent_file, endpoint_adaptations, remember_adaptation
@@ -181,6 +182,9 @@ class App:
         # refused to write_file / edit_file: the settings and the endpoints the person agreed to
         self.agent.tool_ctx.settings_files = (self.env_path, consent_file(self.access.user_file))
         self.agent.tool_ctx.sandbox = self.sandbox
+        self.delegator = attach_delegation(self.agent, lambda record: self.messages.note(record), self.environ,
+                                           lambda: self.price)
+        self.warnings = self.warnings + self.delegator.problems()     # agent files not read, and why
         self._adapt_to_endpoint()
         self._add_instructions_warning()
 

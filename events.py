@@ -120,6 +120,41 @@ class SummaryWait:
 
 
 @dataclass
+class TaskStarted:
+    """A sub-agent started (delegation/): its number in the session, agent, description; `since`: monotonic."""
+    number: int
+    agent: str
+    description: str
+    since: float
+
+
+@dataclass
+class TaskProgress:
+    """The running sub-agents: (number, agent, description, current step, since) each — one live line each."""
+    running: list
+
+
+@dataclass
+class TaskFinished:
+    """A sub-agent ended: status done, failed, interrupted or stopped; what it cost; where its transcript is."""
+    number: int
+    agent: str
+    description: str
+    status: str
+    tokens: int
+    cost: float | None
+    seconds: float
+    transcript: str
+    calls: int = 0
+
+
+@dataclass
+class TaskList:
+    """/tasks: the session's sub-agents (delegation.child.Child objects, read-only for the screen)."""
+    children: list
+
+
+@dataclass
 class TurnStatus:
     """After a turn: the prompt's size now, the turn's cache hit rate, the session's cost so far."""
     context: int

@@ -141,6 +141,7 @@ class Request:
     prefixes: tuple = ()
     sensitive: str = ""            # a file that configures commands: why it always asks
     why: str = ""                  # a command that looks read-only but asks: why (no sandbox, refused by it)
+    asker: str = ""                # a sub-agent asks: which one (delegation/child.py)
 
 
 @dataclass

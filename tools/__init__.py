@@ -5,9 +5,10 @@
     write_file  tools/files.py     atomic create/overwrite
     edit_file   tools/files.py     replace one exact occurrence
     compact     tools/compact.py   ask for the history to be summarized
+    task        tools/task.py      hand work to a sub-agent (delegation/)
 """
 
-from . import bash, files, compact  # noqa: F401  (registers the tools, in this order)
+from . import bash, files, compact, task  # noqa: F401  (registers the tools, in this order)
 from .registry import REGISTRY, ToolContext, ToolResult, run_tool, tool, tool_schemas
 from .workspace import ToolError, resolve_in_workspace
 

@@ -49,6 +49,7 @@ class ToolContext:
     jobs: Any = None                          # background processes commands left running (Jobs)
     sandbox: Any = None                       # the bash tool's kernel sandbox (tools.sandbox.Sandbox)
     run_as: str = ""                          # how the approval let this call run: "read-only" or "" (approved)
+    round_calls: list = field(default_factory=list)   # the tool calls of the reply being run (task: parallel)
 
     def redact(self, text: str) -> str:
         return redact(text, self.secrets)

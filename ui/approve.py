@@ -74,6 +74,13 @@ def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
 
 
 def question_lines(request: Request, width: int) -> list[Text]:
+    lines = question_body(request, width)
+    if request.asker:                   # a sub-agent asks (delegation/): which one, above its question
+        lines.insert(0, Text(safe_line(f"[{request.asker} asks]", max(10, width)), style="bold magenta"))
+    return lines
+
+
+def question_body(request: Request, width: int) -> list[Text]:
     if request.kind == "command":
         lines = [Text("? run this command?", style="bold yellow")] + command_rows(request.command, width)[0]
         if request.why:                                    # a read-only command the sandbox could not take
