@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import app_habits
 from compaction.tokens import breakdown
-from events import (CleanReport, ContextReport, CostReport, HelpReport, MemoryReport, Notice, Question, ShowToolResult,
+from events import (CleanReport, TaskList, ContextReport, CostReport, HelpReport, MemoryReport, Notice, Question, ShowToolResult,
                     TimelineReport)
 
 QUIT = "quit"
@@ -118,6 +118,12 @@ def _cost(app, _arg: str) -> None:
     ledger = app.ledger
     run = ledger.run if ledger.run.calls != ledger.session.calls else None
     app.emit(CostReport(app.settings.model_id, app.price, ledger.session, run))
+
+
+@command("/tasks", "the sub-agents of this session (task tool): status, cost and their steps")
+def _tasks(app, _arg: str) -> None:
+    delegator = getattr(app, "delegator", None)
+    app.emit(TaskList(list(delegator.children) if delegator is not None else []))
 
 
 @command("/last", "the whole result of the latest tool call, in a pager")

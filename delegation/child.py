@@ -104,7 +104,7 @@ class Child:
                               if definition.prompt else ""),
                            continuity=Continuity(workspace=self.workspace),
                            approvals=ChildApprovals(parent.approvals, definition.read_only),  # type: ignore[arg-type]
-                           ask=self.ask, secrets=parent.secrets, plain_form=parent.plain_form)
+                           ask=self.ask if parent.ask is not None else None, secrets=parent.secrets, plain_form=parent.plain_form)
         ctx, own = self.agent.tool_ctx, parent.tool_ctx
         ctx.sandbox, ctx.settings_files, ctx.jobs = own.sandbox, own.settings_files, self.jobs
         self.agent.compactor.prepare_between_turns = False
