@@ -110,14 +110,16 @@ def _context(app, _arg: str) -> None:
     sandbox = getattr(app, "sandbox", None)
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
                            sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt,
-                           agent.compactor.background.describe() if app.settings.background_compact == "on" else ""))
+                           agent.compactor.background.describe() if app.settings.background_compact == "on" else "",
+                           app.delegator.context_line() if getattr(app, "delegator", None) else ""))
 
 
 @command("/cost", "tokens and estimated cost of this session (and of the whole run)")
 def _cost(app, _arg: str) -> None:
     ledger = app.ledger
     run = ledger.run if ledger.run.calls != ledger.session.calls else None
-    app.emit(CostReport(app.settings.model_id, app.price, ledger.session, run))
+    app.emit(CostReport(app.settings.model_id, app.price, ledger.session, run,
+                        ledger.children if ledger.children.calls else None))
 
 
 @command("/tasks", "the sub-agents of this session (task tool): status, cost and their steps")

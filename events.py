@@ -146,6 +146,8 @@ class TaskFinished:
     seconds: float
     transcript: str
     calls: int = 0
+    tally: Any = None                   # its calls (session.costs.TokenTally): /cost counts them apart
+    peak: int = 0                       # the largest prompt it sent, in tokens
 
 
 @dataclass
@@ -178,6 +180,7 @@ class ContextReport:
     sandbox: str = ""                         # the bash tool's sandbox in one line (tools.sandbox.Sandbox.status)
     usage_doubt: str = ""                     # why the endpoint's usage is not trusted (compaction/pipeline.py)
     summary: str = ""                         # the summary prepared in the background, if any
+    tasks: str = ""                           # the sub-agents' contexts, kept out of this one (delegation/)
 
 
 @dataclass
@@ -199,6 +202,7 @@ class CostReport:
     price: tuple | None
     tally: Any
     run: Any = None                  # the whole run's tally, when it differs from the session's
+    children: Any = None             # what of it the sub-agents spent (a TokenTally), when any ran
 
 
 @dataclass

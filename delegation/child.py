@@ -91,6 +91,7 @@ class Child:
         self.read: list[str] = []
         self.written: list[str] = []
         self.tally = TokenTally()
+        self.peak = 0                    # the largest prompt it sent (tokens, from the usage)
         self.text, self.error, self.stopped_why = "", "", ""
         self.started, self.ended = time.monotonic(), 0.0
         self.stopping = threading.Event()
@@ -170,6 +171,9 @@ class Child:
             self._save()
         elif isinstance(event, ResponseDone) and event.usage:
             self.tally.add(event.usage, event.purpose == "summary", self.price, self.agent.settings.model_id)
+            u = event.usage
+            self.peak = max(self.peak, sum(int(u.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens",
+                                                                         "cache_creation_input_tokens")))
         elif isinstance(event, ToolStarted):
             self._note(step_of(event))
         elif isinstance(event, ToolFinished):

@@ -155,6 +155,15 @@ class Delegator:
                                   "agent in your own ~/.config/s08/agents/ to choose its model]")
         return dataclasses.replace(settings, model_id=model), ""
 
+    def context_line(self) -> str:
+        """/context: the sub-agents' contexts, which are not in this one."""
+        if not self.children:
+            return ""
+        peak = max(c.peak for c in self.children)
+        read = sum(c.tally.prompt_tokens for c in self.children)
+        return (f"sub-agents: {len(self.children)} ran in contexts of their own (the largest prompt {peak:,} tokens, "
+                f"{read:,} prompt tokens in all); only their reports are in this context — /tasks")
+
     # ---- waiting, in the parent's thread ---------------------------------------------------------
     def _wait(self, child: Child) -> None:
         while not child.done.is_set():
@@ -231,7 +240,7 @@ class Delegator:
                    "usage": dataclasses.asdict(tally) if tally.calls else {}, "cost": tally.cost,
                    "seconds": round(child.seconds, 1), "read": child.read, "written": child.written})
         self.agent.emit(TaskFinished(child.number, child.definition.name, child.description, status, tokens,
-                                     tally.cost, child.seconds, shown, child.calls))
+                                     tally.cost, child.seconds, shown, child.calls, tally, child.peak))
         result = ToolResult(f"{body}\n\n{tail}", status != "done", {"task": child.number})
         child._result = result  # type: ignore[attr-defined]
         return result

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from access.demo import DEMO_MODEL
-from events import ResponseDone
+from events import ResponseDone, TaskFinished
 from llm.usage import Usage
 
 WRITE_FACTOR, WRITE_1H_FACTOR, READ_FACTOR = 1.25, 2.0, 0.1
@@ -119,6 +119,15 @@ class TokenTally:
         seen = self.models.setdefault(model, [0, price])
         seen[0] += 1
 
+    def merge(self, other: "TokenTally") -> None:
+        """Add another tally's calls (a sub-agent's, each already priced at the model that served it)."""
+        for name in ("uncached", "writes", "writes_1h", "reads", "output", "calls", "summary_calls", "unpriced"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for part, usd in other.usd.items():
+            self.usd[part] = self.usd.get(part, 0.0) + usd
+        for model, (calls, price) in other.models.items():
+            self.models.setdefault(model, [0, price])[0] += calls
+
     @property
     def prompt_tokens(self) -> int:
         return self.uncached + self.writes + self.reads
@@ -152,12 +161,13 @@ class CostTracker:
     def __init__(self, pricing=lambda: ("", None)):
         self.pricing = pricing
         self.session, self.turn, self.run = TokenTally(), TokenTally(), TokenTally()
+        self.children = TokenTally()          # the session's sub-agents (delegation/), counted in the totals too
 
     def begin_turn(self) -> None:
         self.turn = TokenTally()
 
     def new_session(self) -> None:
-        self.session, self.turn = TokenTally(), TokenTally()
+        self.session, self.turn, self.children = TokenTally(), TokenTally(), TokenTally()
 
     def add(self, usage, summary: bool, model: str, price, resumed: bool = False) -> None:
         """One call; `resumed`: replayed from a session log (it counts for the session and the run)."""
@@ -165,6 +175,9 @@ class CostTracker:
             tally.add(usage, summary, price, model)
 
     def __call__(self, event) -> None:
+        if isinstance(event, TaskFinished) and isinstance(event.tally, TokenTally):   # a sub-agent's calls
+            for tally in (self.session, self.turn, self.run, self.children):
+                tally.merge(event.tally)
         if isinstance(event, ResponseDone) and event.usage:
             model, price = self.pricing()
             self.add(event.usage, event.purpose == "summary", model, price)

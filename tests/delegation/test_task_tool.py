@@ -121,3 +121,23 @@ def test_the_report_is_bounded_with_a_pointer_to_the_transcript(app_for, standin
     assert len(content) < len(long) / 5
     _, messages = read_transcript(workspace / finished.transcript)
     assert long in json.dumps(messages)            # the whole report is in the child's transcript
+
+
+def test_cost_and_context_show_children_apart(app_for, standin, workspace):
+    from events import ContextReport, CostReport
+    from commands import dispatch
+    standin.brain = Conversations({
+        "PARENT": [{"tool_calls": [task_call("CHILD: look")]}, {"text": "done"}],
+        "CHILD": [{"text": "found it"}]})
+    app, events = app_for()
+    assert app.turn("PARENT: go").ok
+    dispatch(app, "/cost")
+    dispatch(app, "/context")
+    cost, = [e for e in events if isinstance(e, CostReport)]
+    finished, = [e for e in events if isinstance(e, TaskFinished)]
+    assert cost.children.calls == 1 and cost.tally.calls == 3            # two of the parent's, one child's
+    assert cost.children.prompt_tokens == finished.tally.prompt_tokens > 0
+    context, = [e for e in events if isinstance(e, ContextReport)]
+    assert context.tasks.startswith("sub-agents: 1 ran in contexts of their own")
+    from ui.reports import cost_report
+    assert "of which sub-agents (task tool): 1 model call" in cost_report(cost).plain
