@@ -42,7 +42,7 @@ def test_each_command_answers_with_its_event(tmp_path, workspace):
     dispatch(app, "/plan off")
     assert app.approvals.mode == "yolo"                    # back to the mode it had (base_env's)
     assert set(expected) | {"/clear", "/compact", "/login", "/logout", "/retry", "/plan", "/quit", "/timeline", "/clean",
-                            "/model", "/resume", "/undo", "/rewind"} == set(COMMANDS)   # the last four: test_habits.py
+                            "/model", "/resume", "/undo", "/rewind", "/tasks"} == set(COMMANDS)   # /model…/rewind: test_habits.py
     app.close()
 
 
