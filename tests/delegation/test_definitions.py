@@ -9,7 +9,7 @@ import pytest
 
 from delegation import definitions as defs
 from delegation.tasks import Delegator
-from support.conversations import Conversations
+from standin.conversations import Conversations
 
 
 def agent_file(folder, name: str, text: str):

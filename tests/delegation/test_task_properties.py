@@ -16,7 +16,7 @@ from standin import StandIn
 from standin.validate import validate_request
 from storage import read_transcript
 from support.agents import TEST_KEY, base_env
-from support.conversations import Conversations
+from standin.conversations import Conversations
 
 STEPS = {"read": {"tool_calls": [{"name": "read_file", "input": {"path": "shared.txt"}}]},
          "write": None,      # filled per child: its own file

@@ -9,7 +9,7 @@ import threading
 
 from approvals.policy import Answer
 from events import TaskFinished
-from support.conversations import Conversations
+from standin.conversations import Conversations
 
 
 def results_in(message: dict) -> list[dict]:

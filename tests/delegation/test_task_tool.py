@@ -8,7 +8,7 @@ import json
 from events import TaskFinished, TaskStarted
 from messages import tool_uses
 from storage import read_transcript
-from support.conversations import Conversations
+from standin.conversations import Conversations
 
 
 def results_in(message: dict) -> list[dict]:

@@ -12,7 +12,7 @@ import pexpect
 import pytest
 
 from support.agents import base_env, spawn_agent
-from support.conversations import Conversations
+from standin.conversations import Conversations
 
 pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "

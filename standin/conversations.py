@@ -6,6 +6,8 @@ that picks the script by the conversation's first user message instead:
 
     standin.brain = Conversations({"find A": [reply, reply], "find B": [...]})
 
+(tests/delegation/ and bench/subagents.py use it: a parent and its sub-agents, each its own script.)
+
 A conversation whose first message contains a key gets that key's replies in order (its own order is
 deterministic); a summary request gets a short summary; anything else, or a script run dry, gets a
 plain answer saying so (and the test that expected otherwise fails on what it asserts).
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import threading
 
-from standin.brain import is_summary_request
+from .brain import is_summary_request
 
 
 def first_user_text(body: dict) -> str:
