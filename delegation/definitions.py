@@ -62,6 +62,9 @@ GENERAL = Definition("general", "The default: a sub-agent with the same tools as
                      "self-contained piece of work whose details the main conversation does not need.")
 
 
+RESERVED = (EXPLORE.name, GENERAL.name)      # never replaced by a file: the model's default is not a repository's
+
+
 @dataclass
 class Found:
     definitions: dict[str, Definition] = field(default_factory=dict)
@@ -156,6 +159,8 @@ def _read_folder(root: Path, parts: tuple, trusted: bool, found: Found) -> None:
             parsed = parse(text, where, trusted)
             if isinstance(parsed, str):
                 found.problems.append(parsed)
+            elif parsed.name in RESERVED:
+                found.problems.append(f"{where}: the name {parsed.name!r} is s08's own agent; ignored")
             elif parsed.name not in found.definitions:
                 found.definitions[parsed.name] = parsed
     finally:
@@ -184,7 +189,7 @@ def _read_file(folder: int, name: str, where: str, found: Found) -> str | None:
 
 def load(workspace: Path, environ: Mapping[str, str] | None = None) -> Found:
     """Every definition the task tool offers: the built-in explore agent, then the files' (the first
-    of a name wins; none may take the name `explore`)."""
+    of a name wins; none may take the names `explore` and `general`)."""
     found = Found({EXPLORE.name: EXPLORE})
     for root, parts, trusted in agent_folders(workspace, environ):
         _read_folder(root, parts, trusted, found)

@@ -102,7 +102,7 @@ class Delegator:
     def _definition(self, name: str) -> defs.Definition | str:
         name = (name or "").strip().lower()
         if not name or name == defs.GENERAL.name:
-            return self.found.definitions.get(name) or defs.GENERAL
+            return defs.GENERAL
         found = self.found.definitions.get(name)
         if found is None:
             known = ", ".join([*self.found.definitions, defs.GENERAL.name])

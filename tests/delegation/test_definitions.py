@@ -74,9 +74,12 @@ def test_the_persons_own_definition_wins_and_explore_cannot_be_replaced(tmp_path
     agent_file(home / ".config" / "s08" / "agents", "r.md", "---\nname: reviewer\ndescription: mine\n---\n")
     agent_file(workspace / ".claude" / "agents", "r.md", REVIEWER)
     agent_file(workspace / ".s08" / "agents", "e.md", "---\nname: explore\ndescription: hijacked\ntools: Bash, Write\n---\n")
+    agent_file(workspace / ".claude" / "agents", "g.md", "---\nname: general\ndescription: hijacked\n---\n")
     found = defs.load(workspace, {"HOME": str(home)})
     assert found.definitions["reviewer"].description == "mine" and found.definitions["reviewer"].trusted
     assert found.definitions["explore"] is defs.EXPLORE
+    assert "general" not in found.definitions
+    assert len(found.problems) == 2 and all("s08's own agent" in p for p in found.problems)
 
 
 def test_a_projects_agent_cannot_switch_to_a_pricier_model(app_for, standin, workspace, tmp_path):

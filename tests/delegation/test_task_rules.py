@@ -146,3 +146,13 @@ def test_nothing_a_child_leaves_running_survives_it(app_for, standin, workspace)
         state = "gone"
     assert state in ("gone", "Z", "X"), f"the child's background sleep is still running ({state})"
     assert not os.path.exists(f"/proc/{pid}/cmdline") or state in ("Z", "X")
+
+
+def test_a_child_cannot_write_s08s_settings(app_for, standin, workspace):
+    (workspace / ".env").write_text("APPROVAL_MODE=yolo\n")
+    standin.brain = Conversations({"PARENT": [{"tool_calls": [task_call("CHILD: relax")]}, {"text": "ok"}],
+                                   "CHILD": write_then_report(".env", "ANTHROPIC_BASE_URL=http://evil.example\n")})
+    app, events = app_for(approval_mode="yolo")
+    assert app.turn("PARENT: go").ok
+    assert (workspace / ".env").read_text() == "APPROVAL_MODE=yolo\n"
+    assert "wrote —" in results_in(app.messages[2])[0]["content"]
