@@ -156,3 +156,22 @@ def test_a_child_cannot_write_s08s_settings(app_for, standin, workspace):
     assert app.turn("PARENT: go").ok
     assert (workspace / ".env").read_text() == "APPROVAL_MODE=yolo\n"
     assert "wrote —" in results_in(app.messages[2])[0]["content"]
+
+
+def test_questions_from_parallel_children_come_one_at_a_time(app_for, standin, workspace):
+    standin.brain = Conversations({
+        "PARENT": [{"tool_calls": [task_call(f"CHILD-{x}: write", description=x) for x in "ABC"]}, {"text": "ok"}],
+        **{f"CHILD-{x}": write_then_report(f"{x}.txt", x) for x in "ABC"}})
+    app, events = app_for(approval_mode="default")
+    asking, most, askers = [0], [0], []
+
+    def ask(request):
+        asking[0] += 1
+        most[0] = max(most[0], asking[0])
+        askers.append(request.asker)
+        asking[0] -= 1
+        return Answer(True)
+    app.set_asker(ask)
+    assert app.turn("PARENT: go").ok
+    assert most[0] == 1 and sorted(askers) == ["task 1 (general: A)", "task 2 (general: B)", "task 3 (general: C)"]
+    assert all((workspace / f"{x}.txt").read_text() == x for x in "ABC")
