@@ -55,8 +55,7 @@ class Definition:
     trusted: bool = True                      # the person's own (may choose any model)
 
 
-EXPLORE = Definition("explore", "Searches and reads the workspace (read-only): finds every place something is "
-                     "used, how a feature works, which files matter. Give it a precise question.",
+EXPLORE = Definition("explore", "read-only search: where something is used, how a feature works",
                      EXPLORE_PROMPT, ("read_file", "bash"), True)
 GENERAL = Definition("general", "The default: a sub-agent with the same tools as you (except task), for a "
                      "self-contained piece of work whose details the main conversation does not need.")

@@ -55,12 +55,10 @@ class Delegator:
 
     def description(self) -> str:
         agents = "\n".join(f"- {d.name}: {d.description}" for d in self.found.definitions.values())
-        return ("Hand a self-contained piece of work to a sub-agent with a fresh context of its own: it works with "
-                "the same tools (except task) and returns only its report, so the details of its work do not fill "
-                "this conversation. Use it for searches across many files, reviews and investigations whose "
-                "intermediate output you do not need. Several task calls in one reply run at the same time. Give "
-                "a complete prompt: the sub-agent knows nothing of this conversation.\n"
-                f"agent (optional): one of\n{agents}\n- general: the default, all your tools")
+        return ("Hand a self-contained piece of work (a search across many files, a review) to a sub-agent with a "
+                "fresh context: it has your tools except task and returns only its report. Calls in one reply run "
+                "at the same time. The prompt must say everything: it knows nothing of this conversation.\n"
+                f"agent: one of\n{agents}\n- general (default): all your tools")
 
     # ---- one call ------------------------------------------------------------------------------
     def run(self, args: dict) -> ToolResult:

@@ -14,9 +14,9 @@ DESCRIPTION = ("Hand a self-contained piece of work to a sub-agent with a fresh 
 
 
 @tool("task", DESCRIPTION,
-      {"description": {"type": "string", "description": "a few words naming the task (shown to the person)"},
-       "prompt": {"type": "string", "description": "the complete task: the sub-agent knows nothing else"},
-       "agent": {"type": "string", "description": "which agent definition to use (default: general)"}},
+      {"description": {"type": "string", "description": "a few words, shown to the person"},
+       "prompt": {"type": "string", "description": "the whole task"},
+       "agent": {"type": "string", "description": "an agent's name (default: general)"}},
       required=["description", "prompt"])
 def task(ctx, description: str, prompt: str, agent: str = "") -> ToolResult:
     delegator = ctx.extra.get("delegator")
