@@ -19,7 +19,6 @@ import dataclasses
 import queue
 import threading
 import time
-from pathlib import Path
 from typing import Callable, Mapping
 
 from events import Notice, TaskFinished, TaskProgress, TaskStarted
@@ -242,7 +241,3 @@ class Delegator:
         result = ToolResult(f"{body}\n\n{tail}", status != "done", {"task": child.number})
         child._result = result  # type: ignore[attr-defined]
         return result
-
-
-def workspace_of(agent) -> Path:
-    return Path(agent.workspace)

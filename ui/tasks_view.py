@@ -21,6 +21,10 @@ MARKS = {"done": ("✓", "green"), "failed": ("✗", "red"), "interrupted": ("�
 STEPS_SHOWN = 12
 
 
+def _calls(n: int) -> str:
+    return f"{n} call{'s' if n != 1 else ''}"
+
+
 def _money(cost) -> str:
     return f"${cost:.4f}" if cost is not None else "cost unknown"
 
@@ -37,7 +41,7 @@ def live_lines(running: list, width: int) -> list[Text]:
 def finished_line(event) -> Text:
     mark, style = MARKS.get(event.status, ("■", "yellow"))
     return Text(f"  {mark} task {event.number} {event.agent} · {event.description} — {event.status} · "
-                f"{event.calls} calls · {event.tokens:,} tokens · {_money(event.cost)} · {event.seconds:.1f}s",
+                f"{_calls(event.calls)} · {event.tokens:,} tokens · {_money(event.cost)} · {event.seconds:.1f}s",
                 style=style)
 
 
@@ -49,7 +53,7 @@ def task_list(children: list, width: int) -> list[Text]:
         mark, style = MARKS.get(child.status, ("■", "yellow"))
         tally = child.tally
         head = (f"{mark} task {child.number} {child.definition.name} · {child.description} — {child.status} · "
-                f"{child.calls} calls · {tally.prompt_tokens + tally.output:,} tokens · {_money(tally.cost)} · "
+                f"{_calls(child.calls)} · {tally.prompt_tokens + tally.output:,} tokens · {_money(tally.cost)} · "
                 f"{child.seconds:.1f}s · {child.shown_transcript}")
         lines.append(Text(safe_line(head, max(20, width - 1)), style=style))
         steps = list(child.steps)

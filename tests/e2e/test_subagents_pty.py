@@ -111,3 +111,18 @@ def test_kill_9_during_a_child_resumes_with_the_task_interrupted(tmp_path, works
     assert {r["e"] for r in records} == {"start"}            # started, never reported
     again.sendcontrol("d")
     again.expect(pexpect.EOF)
+
+
+def test_print_mode_shows_one_line_per_child_and_the_answer(tmp_path, workspace, standin):
+    from support.agents import run_agent
+    import subprocess
+    standin.brain = Conversations({
+        "PARENT": [{"tool_calls": [{"name": "task", "input": {"description": "look \x1b[2J around",
+                                                              "prompt": "CHILD: look", "agent": "explore"}}]},
+                   {"text": "PARENT-ANSWER"}],
+        "CHILD": [{"text": "child report"}]})
+    done = run_agent("-p", "PARENT: look", env=base_env(tmp_path, standin), cwd=workspace, capture_output=True,
+                     text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and done.stdout.strip() == "PARENT-ANSWER"
+    assert "✓ task 1 explore · look" in done.stderr and "— done · 1 call ·" in done.stderr
+    assert "\x1b[2J" not in done.stderr
