@@ -108,3 +108,11 @@ def test_names_and_descriptions_are_in_the_task_tools_description(app_for, stand
     assert "- reviewer: Reviews a diff for bugs" in task["description"]
     assert "- explore: " in task["description"]
     assert isinstance(app.delegator, Delegator)
+
+
+def test_an_ignored_agent_file_is_said_at_start(app_for, standin, workspace, tmp_path):
+    (workspace / ".claude" / "agents").mkdir(parents=True)
+    (workspace / ".claude" / "agents" / "evil.md").symlink_to("/etc/passwd")
+    app, events = app_for()
+    said = [w for w in app.warnings if "evil.md" in w]
+    assert len(said) == 1 and "a link; not followed" in said[0]
