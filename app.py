@@ -128,6 +128,7 @@ class App:
         history = open_session(self.workspace, loaded, self._log_problem)
         for usage, purpose, model in loaded.usages:        # priced at the model that served each call
             self.ledger.add(usage, purpose == "summary", model, self.price_for(model), resumed=True)
+        self.ledger.add_children(loaded.task_usages)
         if loaded.anchor:
             covered, tokens = loaded.anchor
             self.agent.compactor.meter.anchor(history, covered, tokens)

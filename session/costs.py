@@ -119,6 +119,26 @@ class TokenTally:
         seen = self.models.setdefault(model, [0, price])
         seen[0] += 1
 
+    @classmethod
+    def from_record(cls, record: dict) -> "TokenTally | None":
+        """A tally as a session log's task record kept it (dataclasses.asdict), or None if it is not one:
+        counts are integers from 0, amounts finite numbers from 0; anything else refuses the record."""
+        tally = cls()
+        for name in ("uncached", "writes", "writes_1h", "reads", "output", "calls", "summary_calls", "unpriced"):
+            value = record.get(name, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 10**12:
+                return None
+            setattr(tally, name, value)
+        usd = record.get("usd", {})
+        if not isinstance(usd, dict):
+            return None
+        for part in PARTS:
+            value = usd.get(part, 0.0)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < 10**9:
+                return None
+            tally.usd[part] = float(value)
+        return tally
+
     def merge(self, other: "TokenTally") -> None:
         """Add another tally's calls (a sub-agent's, each already priced at the model that served it)."""
         for name in ("uncached", "writes", "writes_1h", "reads", "output", "calls", "summary_calls", "unpriced"):
@@ -173,6 +193,14 @@ class CostTracker:
         """One call; `resumed`: replayed from a session log (it counts for the session and the run)."""
         for tally in (self.session, self.run) if resumed else (self.session, self.turn, self.run):
             tally.add(usage, summary, price, model)
+
+    def add_children(self, records: list) -> None:
+        """The sub-agents' tallies of a resumed session (their task records), for the session and the run."""
+        for record in records:
+            tally = TokenTally.from_record(record) if isinstance(record, dict) else None
+            if tally is not None:
+                for total in (self.session, self.run, self.children):
+                    total.merge(tally)
 
     def __call__(self, event) -> None:
         if isinstance(event, TaskFinished) and isinstance(event.tally, TokenTally):   # a sub-agent's calls

@@ -141,3 +141,26 @@ def test_cost_and_context_show_children_apart(app_for, standin, workspace):
     assert context.tasks.startswith("sub-agents: 1 ran in contexts of their own")
     from ui.reports import cost_report
     assert "of which sub-agents (task tool): 1 model call" in cost_report(cost).plain
+
+
+def test_a_resumed_session_still_counts_its_children_apart(app_for, standin, workspace, tmp_path):
+    from agent import App
+    from session.replay import load_session
+    from support.agents import base_env
+    standin.brain = Conversations({
+        "PARENT": [{"tool_calls": [task_call("CHILD: look")]}, {"text": "done"}],
+        "CHILD": [{"text": "found it"}]})
+    app, events = app_for()
+    assert app.turn("PARENT: go").ok
+    children, session = app.ledger.children, app.ledger.session
+    path = app.messages.log.path
+    app.close()
+    with open(path, "a") as log:          # what a hostile log could add: refused, nothing else changes
+        log.write(json.dumps({"t": "task", "n": 9, "e": "report", "usage": {"calls": True, "usd": {"output": 1e99}}}) + "\n")
+        log.write('{"t": "task", "n": 9, "e": "report", "usage": {"calls": 1, "uncached": NaN}}\n')
+    loaded = load_session(path)
+    assert not loaded.notices                        # the task records are part of a sound log
+    again = App(workspace, environ=base_env(tmp_path, standin), resume=loaded)
+    assert again.ledger.children.calls == 1 and again.ledger.children.uncached == children.uncached
+    assert again.ledger.session.calls == session.calls and again.ledger.children.cost == children.cost
+    again.close()

@@ -96,6 +96,7 @@ def test_kill_9_during_a_child_resumes_with_the_task_interrupted(tmp_path, works
     standin.brain.scripts["PARENT"].insert(0, {"text": "RESUMED-OK"})
     again = spawn_agent(env, workspace, "--continue", timeout=30)
     again.expect_exact(PROMPT)
+    assert "damaged" not in again.logfile_read.getvalue()         # the task records are part of a sound log
     again.sendline("go on")
     again.expect_exact("RESUMED-OK")
     again.expect_exact(PROMPT)
