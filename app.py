@@ -26,6 +26,7 @@ from approvals.policy import Approvals, parse_allow_list
 from commands import UNUSABLE
 from compaction import Continuity
 from config import missing_key_message, process_environ
+from delegation import attach as attach_delegation
 from session.costs import CostTracker, price_of, with_model_window
 from access.credentials import consent_file, endpoint_adaptations, remember_adaptation
 from events import Ask, Bus, ClearScreen, Emit, Notice, SessionResumed, ToolFinished, TurnStatus
@@ -142,6 +143,7 @@ class App:
         history = open_session(self.workspace, loaded, self._log_problem)
         for usage, purpose, model in loaded.usages:        # priced at the model that served each call
             self.ledger.add(usage, purpose == "summary", model, self.price_for(model), resumed=True)
+        self.ledger.add_children(loaded.task_usages)
         if loaded.anchor:
             covered, tokens = loaded.anchor
             self.agent.compactor.meter.anchor(history, covered, tokens)
@@ -253,6 +255,9 @@ class App:
         self.agent.hooks = self.agent.compactor.hooks = self.hooks
         self.agent.use_skills(self.skills)
         self._attach_servers()                    # after /clear or /resume: the same servers
+        self.delegator = attach_delegation(self.agent, lambda record: self.messages.note(record), self.environ,
+                                           lambda: self.price)
+        self.warnings = self.warnings + self.delegator.problems()     # agent files not read, and why
         self._adapt_to_endpoint()
         self._add_instructions_warning()
 

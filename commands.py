@@ -21,7 +21,7 @@ from loop.model_choice import pick_model
 from session.undo import resume_other, rewind, undo
 from compaction.tokens import breakdown
 from events import (CleanReport, ContextReport, CostReport, HelpReport, HooksReport, McpReport, MemoryReport, Notice,
-                    Question, ShowToolResult, TimelineReport)
+                    Question, ShowToolResult, TaskList, TimelineReport)
 from prompts.commands import CustomCommand, find_commands
 
 QUIT = "quit"
@@ -149,7 +149,8 @@ def _context(app, _arg: str) -> None:
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
                            sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt,
                            agent.compactor.background.describe() if app.settings.background_compact == "on" else "",
-                           mcp, note))
+                           mcp, note,
+                           app.delegator.context_line() if getattr(app, "delegator", None) else ""))
 
 
 @command("/mcp", "the MCP servers: their state, tools and what their schemas cost (docs/mcp.md)")
@@ -168,7 +169,14 @@ def _hooks(app, _arg: str) -> None:
 def _cost(app, _arg: str) -> None:
     ledger = app.ledger
     run = ledger.run if ledger.run.calls != ledger.session.calls else None
-    app.emit(CostReport(app.settings.model_id, app.price, ledger.session, run))
+    app.emit(CostReport(app.settings.model_id, app.price, ledger.session, run,
+                        ledger.children if ledger.children.calls else None))
+
+
+@command("/tasks", "the sub-agents of this session (task tool): status, cost and their steps")
+def _tasks(app, _arg: str) -> None:
+    delegator = getattr(app, "delegator", None)
+    app.emit(TaskList(list(delegator.children) if delegator is not None else []))
 
 
 @command("/last", "the whole result of the latest tool call, in a pager")

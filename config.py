@@ -140,6 +140,10 @@ class Settings:
                                            "(file changes without asking) or yolo (never ask)", "mode", folder="ask")
     allow_commands: str = _field("", "comma-separated command prefixes that run without asking, "
                                      "e.g. pytest,npm test,git diff", folder="ask")
+    # --- sub-agents (see delegation/) ---
+    task_report_max: int = _field(2_000, "tokens of a sub-agent's report the parent gets (the rest: a pointer "
+                                         "to the sub-agent's transcript)", "int", 100, folder="lower")
+    task_max_steps: int = _field(60, "model calls one sub-agent may make before s08 stops it", "int", 1, folder="lower")
     # --- the bash tool's kernel sandbox (see tools/sandbox.py) ---
     sandbox: str = _field("read-only", "read-only (commands that run without a question run in a read-only "
                                        "kernel sandbox), workspace (every command may write only in the "

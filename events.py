@@ -120,6 +120,43 @@ class SummaryWait:
 
 
 @dataclass
+class TaskStarted:
+    """A sub-agent started (delegation/): its number in the session, agent, description; `since`: monotonic."""
+    number: int
+    agent: str
+    description: str
+    since: float
+
+
+@dataclass
+class TaskProgress:
+    """The running sub-agents: (number, agent, description, current step, since) each — one live line each."""
+    running: list
+
+
+@dataclass
+class TaskFinished:
+    """A sub-agent ended: status done, failed, interrupted or stopped; what it cost; where its transcript is."""
+    number: int
+    agent: str
+    description: str
+    status: str
+    tokens: int
+    cost: float | None
+    seconds: float
+    transcript: str
+    calls: int = 0
+    tally: Any = None                   # its calls (session.costs.TokenTally): /cost counts them apart
+    peak: int = 0                       # the largest prompt it sent, in tokens
+
+
+@dataclass
+class TaskList:
+    """/tasks: the session's sub-agents (delegation.child.Child objects, read-only for the screen)."""
+    children: list
+
+
+@dataclass
 class TurnStatus:
     """After a turn: the prompt's size now, the turn's cache hit rate, the session's cost so far."""
     context: int
@@ -145,6 +182,7 @@ class ContextReport:
     summary: str = ""                         # the summary prepared in the background, if any
     mcp: dict = field(default_factory=dict)   # MCP schema tokens per server, as sent now (servers/manager.py)
     mcp_note: str = ""                        # MCP schemas deferred or not, against MCP_SCHEMA_BUDGET
+    tasks: str = ""                           # the sub-agents' contexts, kept out of this one (delegation/)
 
 
 @dataclass
@@ -172,6 +210,7 @@ class CostReport:
     price: tuple | None
     tally: Any
     run: Any = None                  # the whole run's tally, when it differs from the session's
+    children: Any = None             # what of it the sub-agents spent (a TokenTally), when any ran
 
 
 @dataclass

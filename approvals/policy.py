@@ -162,6 +162,7 @@ class Request:
     sensitive: str = ""            # a file that configures commands: why it always asks
     server: str = ""               # an MCP call (kind "mcp"): the server; `command` holds the arguments as JSON
     why: str = ""                  # a command that looks read-only but asks: why (no sandbox, refused by it)
+    asker: str = ""                # a sub-agent asks: which one (delegation/child.py)
 
 
 @dataclass

@@ -38,7 +38,7 @@ from llm import KNOWN_STOP_REASONS, ErrorKind, LLMError, ModelReply, Provider, R
 from loop.prompt_cache import CacheMarks
 from redact import secret_values
 from loop.tool_round import run_tools
-from tools import ToolContext, tool_schemas
+from tools import REGISTRY, ToolContext, tool_schemas
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
@@ -181,8 +181,12 @@ class Agent:
         self.skills = skills
         self.tool_ctx.extra["skills"] = skills
         self.tool_ctx.extra["skill_loaded"] = self.continuity.skill_loaded
-        if skills and not any(t["name"] == "skill" for t in self.tools):
-            self.tools = self.tools + tool_schemas(["skill"])
+        if skills and not any(t["name"] == "skill" for t in self.builtin_tools):
+            order = list(REGISTRY)               # the skill tool where the registry has it, before sub-agents' `task`
+            self.builtin_tools = sorted(self.builtin_tools + tool_schemas(["skill"]),
+                                        key=lambda t: order.index(t["name"]) if t["name"] in order else len(order))
+            servers = self.tool_ctx.servers
+            self.tools = self.builtin_tools + (servers.schemas() if servers is not None else [])
         self.compactor.system, self.compactor.tools = self.system, self.tools
 
     def _emit(self, event) -> None:

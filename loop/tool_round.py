@@ -101,6 +101,7 @@ def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, c
         else:
             messages[-1] = message
 
+    agent.tool_ctx.round_calls = [dict(c) for c in calls if c["id"] not in incomplete]     # the task calls of one reply start together
     limit = getattr(agent.settings, "max_tokens", "?")
     running = asking = None
     started = time.monotonic()

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from access.demo import DEMO_MODEL
-from events import ResponseDone
+from events import ResponseDone, TaskFinished
 from llm.usage import Usage
 
 WRITE_FACTOR, WRITE_1H_FACTOR, READ_FACTOR = 1.25, 2.0, 0.1
@@ -119,6 +119,35 @@ class TokenTally:
         seen = self.models.setdefault(model, [0, price])
         seen[0] += 1
 
+    @classmethod
+    def from_record(cls, record: dict) -> "TokenTally | None":
+        """A tally as a session log's task record kept it (dataclasses.asdict), or None if it is not one:
+        counts are integers from 0, amounts finite numbers from 0; anything else refuses the record."""
+        tally = cls()
+        for name in ("uncached", "writes", "writes_1h", "reads", "output", "calls", "summary_calls", "unpriced"):
+            value = record.get(name, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 10**12:
+                return None
+            setattr(tally, name, value)
+        usd = record.get("usd", {})
+        if not isinstance(usd, dict):
+            return None
+        for part in PARTS:
+            value = usd.get(part, 0.0)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < 10**9:
+                return None
+            tally.usd[part] = float(value)
+        return tally
+
+    def merge(self, other: "TokenTally") -> None:
+        """Add another tally's calls (a sub-agent's, each already priced at the model that served it)."""
+        for name in ("uncached", "writes", "writes_1h", "reads", "output", "calls", "summary_calls", "unpriced"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for part, usd in other.usd.items():
+            self.usd[part] = self.usd.get(part, 0.0) + usd
+        for model, (calls, price) in other.models.items():
+            self.models.setdefault(model, [0, price])[0] += calls
+
     @property
     def prompt_tokens(self) -> int:
         return self.uncached + self.writes + self.reads
@@ -152,19 +181,31 @@ class CostTracker:
     def __init__(self, pricing=lambda: ("", None)):
         self.pricing = pricing
         self.session, self.turn, self.run = TokenTally(), TokenTally(), TokenTally()
+        self.children = TokenTally()          # the session's sub-agents (delegation/), counted in the totals too
 
     def begin_turn(self) -> None:
         self.turn = TokenTally()
 
     def new_session(self) -> None:
-        self.session, self.turn = TokenTally(), TokenTally()
+        self.session, self.turn, self.children = TokenTally(), TokenTally(), TokenTally()
 
     def add(self, usage, summary: bool, model: str, price, resumed: bool = False) -> None:
         """One call; `resumed`: replayed from a session log (it counts for the session and the run)."""
         for tally in (self.session, self.run) if resumed else (self.session, self.turn, self.run):
             tally.add(usage, summary, price, model)
 
+    def add_children(self, records: list) -> None:
+        """The sub-agents' tallies of a resumed session (their task records), for the session and the run."""
+        for record in records:
+            tally = TokenTally.from_record(record) if isinstance(record, dict) else None
+            if tally is not None:
+                for total in (self.session, self.run, self.children):
+                    total.merge(tally)
+
     def __call__(self, event) -> None:
+        if isinstance(event, TaskFinished) and isinstance(event.tally, TokenTally):   # a sub-agent's calls
+            for tally in (self.session, self.turn, self.run, self.children):
+                tally.merge(event.tally)
         if isinstance(event, ResponseDone) and event.usage:
             model, price = self.pricing()
             self.add(event.usage, event.purpose == "summary", model, price)

@@ -48,6 +48,7 @@ class LoadedSession:
     repaired: bool = False                     # replay had to skip or fix something: resume writes a snapshot
     checkpoints: list[dict] = field(default_factory=list)   # checkpoint / undone records (session/checkpoints.py)
     model_choice: str | None = None            # the model the person chose (--model, /model), if they did
+    task_usages: list[dict] = field(default_factory=list)   # the sub-agents' tallies (their "task" report records)
     prepared: dict | None = None               # a summary prepared in the background and never applied nor
                                                # dropped (its "prepared" record; compaction/background.py)
 
@@ -96,6 +97,8 @@ def _record_ok(r, length: int) -> bool:
     if kind == "kept":
         return (isinstance(r.get("typed"), list) and WorkLedger.state_ok(r.get("ledger"))
                 and all(isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in r["typed"]))
+    if kind == "task":         # a sub-agent's start and report (delegation/tasks.py): not replayed but its usage
+        return isinstance(r.get("n"), int) and not isinstance(r.get("n"), bool) and r.get("e") in ("start", "report")
     return kind == "session" or kind in INDEX_RECORDS
 
 
@@ -184,6 +187,8 @@ def replay(lines: list[str]) -> LoadedSession:
         if kind in CONTINUITY_RECORDS:
             loaded.continuity.apply(record)
             recorded = True
+        if kind == "task" and record.get("e") == "report" and isinstance(record.get("usage"), dict):
+            loaded.task_usages.append(record["usage"])          # checked where it is read (TokenTally.from_record)
         if kind == "usage":
             u = clean_usage(record["u"])
             model = record.get("model") if isinstance(record.get("model"), str) else loaded.header.get("model")

@@ -5,7 +5,7 @@ the names and formats.
 
 Each file a session writes is named for it, with an ordinal that sorts by time:
 
-    .transcripts/<session>-003-summary.jsonl     kind: snip, summary, manual, reactive, cold
+    .transcripts/<session>-003-summary.jsonl     kind: snip, summary, manual, reactive, cold, task
     .task_outputs/<session>-017-bash.txt         the raw output of one tool call
 
 A transcript's first line is its header (`{"t": "header", "session", "kind", "trigger",
@@ -45,7 +45,7 @@ LEGACY_OUTPUTS_DIR = ".task_outputs/tool-results"     # where s08 before session
 SESSIONS_DIR = ".sessions"
 TRANSCRIPTS_DIR = ".transcripts"
 SNIPPED, SUMMARIZED = "snip", "summary"     # transcript kinds (also manual, reactive, cold)
-TRANSCRIPT_KINDS = ("snip", "summary", "manual", "reactive", "cold")
+TRANSCRIPT_KINDS = ("snip", "summary", "manual", "reactive", "cold", "task")   # task: a sub-agent's (delegation/)
 HEADER = "header"                           # the "t" of a transcript's first line
 PERSISTED_OPEN, PERSISTED_CLOSE = "<persisted-output>", "</persisted-output>"   # an output moved to disk
 SAVED_TO = "Full output saved to: "        # then its path, in a persisted block (micro_compact and ui/ read it)

@@ -42,7 +42,7 @@ def test_each_command_answers_with_its_event(tmp_path, workspace):
     dispatch(app, "/plan off")
     assert app.approvals.mode == "yolo"                    # back to the mode it had (base_env's)
     assert set(expected) | {"/clear", "/compact", "/login", "/logout", "/retry", "/plan", "/quit", "/timeline", "/clean",
-                            "/model", "/resume", "/undo", "/rewind", "/mcp"} == set(COMMANDS)   # /model…/rewind: test_undo_model_mentions.py; /mcp: tests/e2e/test_mcp_pty.py
+                            "/model", "/resume", "/undo", "/rewind", "/mcp", "/tasks"} == set(COMMANDS)   # /model…/rewind: test_undo_model_mentions.py; /mcp: tests/e2e/test_mcp_pty.py
     app.close()
 
 

@@ -6,9 +6,10 @@
     edit_file   tools/files.py     replace one exact occurrence
     compact     tools/compact.py   ask for the history to be summarized
     skill       tools/skill.py     load a skill's instructions (offered only when there are skills)
+    task        tools/task.py      hand work to a sub-agent (delegation/)
 """
 
-from . import bash, files, compact, skill  # noqa: F401  (registers the tools, in this order)
+from . import bash, files, compact, skill, task  # noqa: F401  (registers the tools, in this order)
 from .registry import REGISTRY, ToolContext, ToolResult, run_tool, tool, tool_schemas
 from .workspace import ToolError, resolve_in_workspace
 

@@ -51,6 +51,7 @@ class ToolContext:
     sandbox: Any = None                       # the bash tool's kernel sandbox (tools.sandbox.Sandbox)
     servers: Any = None                       # the session's MCP servers (servers.manager.Servers): their tools
     run_as: str = ""                          # how the approval let this call run: "read-only" or "" (approved)
+    round_calls: list = field(default_factory=list)   # the tool calls of the reply being run (task: parallel)
 
     def redact(self, text: str) -> str:
         return redact(text, self.secrets)

@@ -78,6 +78,13 @@ def choices(request: Request) -> dict[str, tuple[str, Answer | None]]:
 
 
 def question_lines(request: Request, width: int) -> list[Text]:
+    lines = question_body(request, width)
+    if request.asker:                   # a sub-agent asks (delegation/): which one, above its question
+        lines.insert(0, Text(safe_line(f"[{request.asker} asks]", max(10, width)), style="bold magenta"))
+    return lines
+
+
+def question_body(request: Request, width: int) -> list[Text]:
     if request.kind == "mcp":             # everything here came from the model or the server: escaped
         tool = request.tool[len("mcp__" + request.server) + 2:]
         return [Text(f"? call the MCP tool {safe_line(tool, 80)} of server {safe_line(request.server, 60)}?",

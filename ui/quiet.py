@@ -8,10 +8,11 @@ import sys
 from events import (Compaction, ContextReport, CostReport, HelpReport, Interrupted, McpReport, MemoryReport, Notice,
                     Retrying,
                     ShowToolResult, ToolFinished, ToolStarted, TurnStatus)
-from events import CleanReport, HooksReport, TimelineReport
+from events import CleanReport, HooksReport, TaskFinished, TimelineReport
 from .render import compaction_line, retry_line
 from .reports import context_report, cost_report, help_report, hooks_report, mcp_report, memory_report, status_line
 from .sanitize import safe, safe_data, safe_line
+from .tasks_view import finished_line as tasks_finished_line
 from .toolview import bash_status, seconds, summarize_input, summarize_output
 
 
@@ -51,6 +52,8 @@ class QuietRenderer:
             line = "[interrupted]"
         elif isinstance(event, Compaction):
             line = compaction_line(event)
+        elif isinstance(event, TaskFinished):            # a sub-agent ended: one line (ui/tasks_view.py)
+            line = tasks_finished_line(event).plain
         elif isinstance(event, TurnStatus):
             line = status_line(event)
         elif isinstance(event, (ContextReport, CostReport, MemoryReport, HelpReport, HooksReport, McpReport)):

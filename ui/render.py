@@ -8,6 +8,7 @@ terminal with a control character in it, whichever field it sits in. Then:
     ToolStarted      "● bash  ls -la", then the spinner and the command's live output tail
     ToolFinished     output head and tail, exit code, time, diff (ui/toolview.py, ui/diffview.py)
     Notice, Retrying, Compaction, TurnStatus, reports: one line (or a block), above the live area
+    TaskProgress, TaskFinished, TaskList   sub-agents: live lines, a line each at the end, /tasks (tasks_view.py)
     ShowToolResult   /last: the whole latest tool result in a pager
     SessionChoices, SessionResumed   /resume: the sessions to pick from (sessions_view.py), then the one resumed
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.text import Text
 
 from events import CleanReport, TimelineReport
@@ -25,10 +26,12 @@ from events import (ClearScreen, HooksReport, Compaction, ContextReport, CostRep
                     RequestStarted, ResponseDone, Retrying, SessionChoices, SessionResumed, ShowToolResult, SummaryWait,
                     TextDelta, ToolFinished, ToolOutput, ToolStarted, TurnStatus)
 from storage.safe import read_head
+from events import TaskFinished, TaskList, TaskProgress
 from .activity import Activity
 from .markdown_stream import MarkdownStream
 from .reports import context_report, cost_report, help_report, hooks_report, mcp_report, memory_report, status_line
 from .timeline_view import show_report
+from .tasks_view import finished_line, live_lines, task_list
 from .sanitize import safe, safe_data
 from .toolview import finished_lines, live_tail, parse_persisted, seconds, summarize_input, tool_header
 
@@ -146,6 +149,14 @@ class Renderer:
             self.console.clear()
         elif isinstance(event, ShowToolResult):
             self.page(event.finished)
+        elif isinstance(event, TaskProgress):         # sub-agents: one live line each under the spinner
+            self.activity.set_tail(Group(*live_lines(event.running, self.console.width)))
+        elif isinstance(event, TaskFinished):
+            self._print(finished_line(event))
+        elif isinstance(event, TaskList):
+            self._settle()
+            for line in task_list(event.children, self.console.width):
+                self.console.print(line, highlight=False, no_wrap=True, overflow="ellipsis")
         elif isinstance(event, (TimelineReport, CleanReport)):
             self._settle()
             show_report(self.console, event)

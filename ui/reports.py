@@ -76,6 +76,8 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
             out.append(f" · {safe_line(event.mcp_note)}", style="dim")
     if event.summary:
         out.append(f"\nsummary prepared in the background: {safe_line(event.summary)}", style="dim")
+    if event.tasks:
+        out.append(f"\n{safe_line(event.tasks)}", style="dim")
     if event.sandbox:
         out.append("\n").append(safe_line(event.sandbox), style="yellow" if "every command asks" in event.sandbox
                                  else "dim")
@@ -119,6 +121,11 @@ def cost_report(event: CostReport) -> Text:
     hit = "—" if t.hit_rate is None else f"{t.hit_rate:.0%}"
     summaries = plural(t.summary_calls, "summary", "summaries")
     out.append(f"{plural(t.calls, 'model call')} ({summaries}) · cache hit rate {hit}", style="dim")
+    if event.children is not None:
+        c = event.children
+        out.append(f"\nof which sub-agents (task tool): {plural(c.calls, 'model call')} · {c.prompt_tokens + c.output:,} "
+                   f"tokens · {_usd(c.cost)}; the main context: {plural(t.calls - c.calls, 'model call')} · "
+                   f"{_usd(None if t.cost is None or c.cost is None else t.cost - c.cost)}", style="dim")
     if event.run is not None:
         out.append(f"\nthis run, all its sessions: {plural(event.run.calls, 'model call')} · "
                    f"{'?' if event.run.cost is None else f'${event.run.cost:.4f}'}", style="bold")
