@@ -31,7 +31,7 @@ from events import Emit, Notice, Question
 from .outcome import Outcome, label, read_run
 from .payloads import tool_fields, tool_response
 from .process import hook_env, run_hook
-from .settings import HookSpec, digest, matches, parse, scripts_of
+from .settings import NOT_A_FILE, HookSpec, digest, matches, parse, scripts_of, unsafe_scripts
 
 CONSENT_NAME = "hooks"            # the value name in the consent record (credentials.remember_values)
 SHOWN_COMMAND = 1_000
@@ -81,6 +81,8 @@ class Hooks:
         for spec in self.project:
             lines.append(f"  {shown(spec.names(), 200)} (timeout {spec.timeout:g} s):")
             lines += [f"      {shown(line, SHOWN_COMMAND)}" for line in spec.command.splitlines() or [""]]
+            lines += [f"      (never run: {shown(path, 200)} is {NOT_A_FILE}: a link out of it, a device or a FIFO)"
+                      for path in unsafe_scripts(self.scripts[spec.command])]
         lines.append("Anyone who could write this folder (a cloned repository, a model in an earlier session) could "
                      "have written them. Run them? Yes is remembered for this folder and exactly these hooks (a "
                      "change asks again); no ignores them for this session.")
@@ -123,6 +125,12 @@ class Hooks:
             if spec.command in seen:
                 continue
             seen.add(spec.command)
+            bad = unsafe_scripts(self.scripts[spec.command]) if spec.source == "project" else []
+            if bad:
+                if emit is not None:
+                    emit(Notice(f"[{label(spec)}: not run: {shown(bad[0], 120)} is {NOT_A_FILE} (a link out of "
+                                "it, a device or a FIFO), so nobody can say what it would run]", "warning"))
+                continue
             if spec.source == "project" and scripts_of(spec.command, self.workspace) != self.scripts[spec.command]:
                 if emit is not None:
                     emit(Notice(f"[{label(spec)}: not run: a script it runs in this folder changed since you "

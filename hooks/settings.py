@@ -33,6 +33,7 @@ MAX_COMMAND = 10_000              # characters of one command
 MAX_MATCHER = 500
 MAX_TARGET = 200                  # characters of a name a matcher is tried on
 MAX_SCRIPT = 4 * 1024 * 1024      # bytes of a named script that its digest covers
+NOT_A_FILE = "not a regular file in this folder"
 PROJECT_DIR = re.compile(r"\$\{?(CLAUDE_PROJECT_DIR|S08_PROJECT_DIR)\}?")
 
 
@@ -120,20 +121,40 @@ def matches(spec: HookSpec, target: str) -> bool:
 
 def scripts_of(command: str, workspace: Path) -> dict[str, str]:
     """path → digest of each file inside the workspace that `command` names (as a word, relative to the
-    workspace or through $CLAUDE_PROJECT_DIR), links followed: what agreeing to the command agrees to."""
-    try:
-        words = shlex.split(PROJECT_DIR.sub(lambda _m: str(workspace), command), comments=True)
+    workspace or through $CLAUDE_PROJECT_DIR), links followed: what agreeing to the command agrees to.
+    A name in the workspace that is not a regular file there (a link to /dev/stdin — bash would run the
+    event's JSON, which the model writes — a FIFO, a link out of the folder) maps to NOT_A_FILE: such a
+    hook never runs (no digest can say what it would run)."""
+    try:      # `;`, `&&`, `|` split words as the shell does: `bash x.sh;true` names x.sh
+        lexer = shlex.shlex(PROJECT_DIR.sub(lambda _m: str(workspace), command), posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError:
         words = command.split()
     root, found = workspace.resolve(), {}
     for word in words[:200]:
         if "/" not in word and "." not in word:
             continue
+        named = Path(os.path.normpath(workspace / word))
+        within = named != workspace and workspace in named.parents
         try:
             path = (workspace / word).resolve()
+            if os.path.isdir(path):
+                continue                              # `prettier --write src/`: what runs is not in it
             if path != root and root in path.parents and stat.S_ISREG(os.stat(path).st_mode):
-                with open(path, "rb") as f:
+                with open(path, "rb", opener=_nonblocking) as f:
                     found[str(path.relative_to(root))] = hashlib.sha256(f.read(MAX_SCRIPT)).hexdigest()
-        except (OSError, ValueError):
-            continue
+            elif within and os.path.lexists(named):
+                found[str(named.relative_to(workspace))] = NOT_A_FILE
+        except (OSError, ValueError, RuntimeError):
+            if within and os.path.lexists(named):
+                found[str(named.relative_to(workspace))] = NOT_A_FILE
     return found
+
+
+def unsafe_scripts(scripts: dict[str, str]) -> list[str]:
+    return [path for path, value in scripts.items() if value == NOT_A_FILE]
+
+
+def _nonblocking(path, flags):
+    return os.open(path, flags | os.O_NONBLOCK)       # swapped for a FIFO since the check: no hang
