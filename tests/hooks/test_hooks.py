@@ -4,6 +4,7 @@ stand-in received; what the person sees, from the events."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -21,6 +22,7 @@ from hooks import Hooks
 from hooks.process import run_hook
 from support.agents import base_env
 from support.helpers import make_app, user_texts
+from ui.quiet import QuietRenderer
 
 PY = shlex.quote(sys.executable)
 
@@ -555,3 +557,30 @@ def test_a_script_named_before_a_semicolon_is_covered_by_the_yes_too(tmp_path, w
     app.turn("second")
     app.close()
     assert log.read_text() == "formatter\n"
+
+
+def test_what_a_hook_says_to_the_person_reaches_the_screen_without_escape_sequences(tmp_path, workspace, standin,
+                                                                                     env):
+    """A hook that repeats what it was given (a file name the model chose, a line of a repository's file)
+    in its systemMessage, stopReason or exit-2 stderr: an OSC 52 (clipboard) or a screen clear in it is
+    shown as text, never sent to the terminal."""
+    evil = "x\x1b]52;c;ZXZpbA==\x07\x1b[2J\u202e"
+    say = script(tmp_path, "say.py", f"#!{sys.executable}\nimport json, sys\nevent = json.load(sys.stdin)\n"
+                 f"evil = {evil!r}\n"
+                 "if event['hook_event_name'] == 'UserPromptSubmit' and event['prompt'] == 'refuse':\n"
+                 "    sys.stderr.write(evil); sys.exit(2)\n"
+                 "print(json.dumps({'systemMessage': evil, 'continue': event['hook_event_name'] != 'PostToolUse',"
+                 " 'stopReason': evil}))\n")
+    user_hooks(env, {**one("UserPromptSubmit", say), **one("PostToolUse", say)})
+    standin.queue({"tool_calls": [{"name": "read_file", "input": {"path": "a.txt"}}]}, {"text": "ok"})
+    (workspace / "a.txt").write_text("a")
+    app, events = make_app(workspace, env)
+    app.turn("go")
+    app.turn("refuse")
+    app.close()
+    screen = io.StringIO()
+    for event in events:
+        QuietRenderer(screen)(event)
+    said = screen.getvalue()
+    assert "refused it: x" in said and "stopped by a hook: x" in said and "[PostToolUse hook] x" in said
+    assert not any(c in said for c in "\x1b\x07\u202e") and "^[]52" in said
