@@ -9,6 +9,7 @@ import json
 import os
 import shlex
 import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -584,3 +585,21 @@ def test_what_a_hook_says_to_the_person_reaches_the_screen_without_escape_sequen
     said = screen.getvalue()
     assert "refused it: x" in said and "stopped by a hook: x" in said and "[PostToolUse hook] x" in said
     assert not any(c in said for c in "\x1b\x07\u202e") and "^[]52" in said
+
+
+@pytest.mark.parametrize("command", ["git diff --output=.s08/settings.json", "echo '{}' > .s08/settings.json",
+                                     "sort -o .claude/commands/x.md /dev/null", "cp /dev/null .s08/settings.json"])
+def test_bash_never_writes_s08_or_claude_without_a_question(tmp_path, workspace, standin, command):
+    """Nobody to ask: a command the policy would judge read-only runs in the read-only sandbox, the
+    others are refused; .s08/ and .claude/ stay as the repository shipped them."""
+    (workspace / ".s08").mkdir()
+    (workspace / ".claude" / "commands").mkdir(parents=True)
+    (workspace / ".s08" / "settings.json").write_text('{"hooks": {}}')
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    env = base_env(tmp_path, standin, approval_mode="auto_edit")
+    standin.queue({"tool_calls": [{"name": "bash", "input": {"command": command}}]}, {"text": "ok"})
+    app, _ = make_app(workspace, env)
+    app.turn("go")
+    app.close()
+    assert (workspace / ".s08" / "settings.json").read_text() == '{"hooks": {}}'
+    assert not (workspace / ".claude" / "commands" / "x.md").exists()
