@@ -20,6 +20,7 @@ from access.credentials import agreed_values, remember_values
 from config import user_settings_file
 from events import Notice, Question
 from hooks import Hooks
+from hooks.outcome import MAX_EVENT_TEXT
 from hooks.process import run_hook
 from support.agents import base_env
 from support.helpers import make_app, user_texts
@@ -603,3 +604,19 @@ def test_bash_never_writes_s08_or_claude_without_a_question(tmp_path, workspace,
     app.close()
     assert (workspace / ".s08" / "settings.json").read_text() == '{"hooks": {}}'
     assert not (workspace / ".claude" / "commands" / "x.md").exists()
+
+
+def test_many_hooks_cannot_flood_the_context_together(tmp_path, workspace, standin, env):
+    """100 hooks of one event, each printing its full share of context (or of a block's reason): what
+    reaches the model stays within one bound for the event, not 100 times one hook's."""
+    ctx = script(tmp_path, "ctx.sh", "cat >/dev/null\nhead -c 5000 /dev/zero | tr '\\000' c\n")
+    why = script(tmp_path, "why.sh", "cat >/dev/null\nhead -c 5000 /dev/zero | tr '\\000' w >&2\nexit 2\n")
+    user_hooks(env, {"UserPromptSubmit": [{"hooks": [{"command": f"{ctx} {i}"} for i in range(100)]}],
+                     "PreToolUse": [{"hooks": [{"command": f"{why} {i}"} for i in range(100)]}]})
+    standin.queue({"tool_calls": [{"name": "read_file", "input": {"path": "a.txt"}}]}, {"text": "ok"})
+    app, _ = make_app(workspace, env)
+    app.turn("go")
+    app.close()
+    sent = json.dumps(standin.requests[-1]["messages"])
+    assert 4_000 < sent.count("c" * 100) * 100 <= MAX_EVENT_TEXT + 200
+    assert 4_000 < sent.count("w" * 100) * 100 <= MAX_EVENT_TEXT + 200
