@@ -620,3 +620,20 @@ def test_many_hooks_cannot_flood_the_context_together(tmp_path, workspace, stand
     sent = json.dumps(standin.requests[-1]["messages"])
     assert 4_000 < sent.count("c" * 100) * 100 <= MAX_EVENT_TEXT + 200
     assert 4_000 < sent.count("w" * 100) * 100 <= MAX_EVENT_TEXT + 200
+
+
+def read_bytes() -> int:
+    return int(dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())["rchar"])
+
+
+def test_hooks_naming_one_big_file_many_times_cost_one_read(tmp_path, workspace, env):
+    """The attack on the check itself: 10 project hooks each naming a 4 MB file 20 times made s08 read
+    800 MB before it could even ask (and again at every event); each file is read once now."""
+    (workspace / "big.sh").write_bytes(os.urandom(4 * 1024 * 1024))
+    command = "bash " + " ".join(["./big.sh"] * 20)
+    settings(workspace / ".s08" / "settings.json",
+             {"SessionStart": [{"hooks": [{"command": f"{command} #{i}"} for i in range(10)]}]})
+    before = read_bytes()
+    hooks = Hooks(workspace, user_settings_file(env), env)
+    assert read_bytes() - before < 16 * 1024 * 1024
+    assert all(scripts == {"big.sh": next(iter(scripts.values()))} for scripts in hooks.scripts.values())
