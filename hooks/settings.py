@@ -124,9 +124,10 @@ def matches(spec: HookSpec, target: str) -> bool:
 def scripts_of(command: str, workspace: Path, memo: dict[str, str] | None = None) -> dict[str, str]:
     """path → digest of each file inside the workspace that `command` names (as a word, relative to the
     workspace or through $CLAUDE_PROJECT_DIR), links followed: what agreeing to the command agrees to.
-    A name in the workspace that is not a regular file there (a link to /dev/stdin — bash would run the
-    event's JSON, which the model writes — a FIFO, a link out of the folder) maps to NOT_A_FILE: such a
-    hook never runs (no digest can say what it would run). Each file is read once per `memo` (one
+    A name in the workspace that is not a regular file (a link to /dev/stdin — bash would run the
+    event's JSON, which the model writes —, a FIFO, a device, a dangling link) maps to NOT_A_FILE: such a
+    hook never runs (no digest can say what it would run); a link to a regular file outside the folder
+    (`.venv/bin/python`) maps to where it leads. Each file is read once per `memo` (one
     session's start, one event) and at most MAX_HASHED bytes per command: a settings file naming one
     big file 200 times in 200 hooks costs one read, not 40,000."""
     try:      # `;`, `&&`, `|` split words as the shell does: `bash x.sh;true` names x.sh
@@ -156,8 +157,9 @@ def scripts_of(command: str, workspace: Path, memo: dict[str, str] | None = None
                     budget -= len(data)
                     memo[key] = hashlib.sha256(data).hexdigest()
                 found[key] = memo.get(key, TOO_MUCH)
-            elif within and os.path.lexists(named):
-                found[str(named.relative_to(workspace))] = NOT_A_FILE
+            elif within and os.path.lexists(named):     # a link out of the folder: where it leads counts
+                regular = os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
+                found[str(named.relative_to(workspace))] = f"-> {path}" if regular else NOT_A_FILE
         except (OSError, ValueError, RuntimeError):
             if within and os.path.lexists(named):
                 found[str(named.relative_to(workspace))] = NOT_A_FILE

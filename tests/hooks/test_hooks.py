@@ -637,3 +637,18 @@ def test_hooks_naming_one_big_file_many_times_cost_one_read(tmp_path, workspace,
     hooks = Hooks(workspace, user_settings_file(env), env)
     assert read_bytes() - before < 16 * 1024 * 1024
     assert all(scripts == {"big.sh": next(iter(scripts.values()))} for scripts in hooks.scripts.values())
+
+
+def test_a_venv_python_linked_out_of_the_folder_still_runs_a_project_hook(tmp_path, workspace, standin, env):
+    """The other side of the /dev/stdin check: `.venv/bin/python` is a link to the system's Python,
+    a regular file outside the folder; the hook runs (where the link leads is part of the yes)."""
+    log = tmp_path / "ran.log"
+    (workspace / ".venv" / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, workspace / ".venv" / "bin" / "python")
+    settings(workspace / ".s08" / "settings.json",
+             one("UserPromptSubmit", f".venv/bin/python -c \"open({str(log)!r}, 'a').write('ran')\""))
+    standin.queue({"text": "a"})
+    app, _ = make_app(workspace, env, ask=lambda q: "y")
+    app.turn("first")
+    app.close()
+    assert log.read_text() == "ran"
