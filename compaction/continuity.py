@@ -4,6 +4,7 @@
       ├─ typed    every message the person typed, recorded at the prompt      (user_messages.py)
       ├─ ledger   files, commands, transcripts and outputs, from the tool calls (ledger.py)
       ├─ skills   the body of every skill the model loaded (tools/skill.py), up to SKILL_KEEP tokens each
+      │           and SKILL_SHARE of CONTEXT_LIMIT for all of them (the latest loaded first)
       └─ blocks_for_cut(kept, transcript)
             the text blocks for the message that replaces a cut: the work ledger, the loaded skills,
             then the person's messages that `kept` no longer shows, oldest first
@@ -31,6 +32,7 @@ from .user_messages import Typed, UserMessages
 USER_MESSAGES_BUDGET, LEDGER_BUDGET = 20_000, 4_000     # tokens (defaults = config.py's)
 USER_SHARE, LEDGER_SHARE = 0.4, 0.1      # the budgets are at most these shares of CONTEXT_LIMIT
 SKILL_KEEP = 5_000                       # tokens of each loaded skill re-attached (default = config.py's)
+SKILL_SHARE = 0.2                        # all re-attached skills together: at most this share of CONTEXT_LIMIT
 MAX_SKILL_CHARS, MAX_SKILLS_KEPT = 256 * 1024, 200     # what a session log may bring back (a SKILL.md's bounds)
 SKILL_LABEL = "[skill {name}, loaded earlier: its instructions, kept by s08 through compaction]\n"
 
@@ -43,6 +45,7 @@ class Continuity:
         self.user_budget, self.ledger_budget, self.workspace = user_budget, ledger_budget, workspace
         self.skills: dict[str, str] = {}         # name → body, in the order loaded
         self.skill_keep = SKILL_KEEP
+        self.skills_budget = int(USER_MESSAGES_BUDGET / USER_SHARE * SKILL_SHARE)
         self.on_record: Callable[[dict], None] | None = None
 
     def use_settings(self, settings, limit: int | None = None) -> None:
@@ -51,6 +54,7 @@ class Continuity:
         self.user_budget = min(settings.user_messages_budget, int(limit * USER_SHARE))
         self.ledger_budget = min(settings.ledger_budget, int(limit * LEDGER_SHARE))
         self.skill_keep = getattr(settings, "skill_keep", SKILL_KEEP)
+        self.skills_budget = int(limit * SKILL_SHARE)
 
     def connect(self, on_record: Callable[[dict], None] | None) -> None:
         """Where records go (the session log)."""
@@ -77,17 +81,29 @@ class Continuity:
             self.on_record({"t": "skill", "name": name, "body": body})
 
     def skill_blocks(self, seen: str = "") -> list[dict]:
-        """One text block per loaded skill (its body up to skill_keep tokens), except those `seen` shows."""
-        out = []
-        for name, body in self.skills.items():
+        """One text block per loaded skill (its body up to skill_keep tokens), except those `seen` shows;
+        all of them within skills_budget, the latest loaded first (a model that loads every skill of a
+        repository cannot fill the window with them); the rest are named in one line."""
+        out, used, left = [], 0, []
+        for name, body in reversed(self.skills.items()):
             kept = body.strip()
             if self.skill_keep <= 0 or (seen and json.dumps(kept[:2000], ensure_ascii=False)[1:-1] in seen):
                 continue
             tokens = estimate_text(kept)
-            if tokens > self.skill_keep:
-                kept = kept[:int(len(kept) * self.skill_keep / tokens)] + \
+            keep = min(self.skill_keep, self.skills_budget - used)
+            if keep < min(tokens, self.skill_keep) and keep < 200:
+                left.append(name)
+                continue
+            if tokens > keep:
+                kept = kept[:int(len(kept) * keep / tokens)] + \
                     f"\n[… cut at SKILL_KEEP={self.skill_keep:,} tokens; the skill tool loads it whole]"
+            used += min(tokens, keep)
             out.append({"type": "text", "text": SKILL_LABEL.format(name=name) + kept})
+        out.reverse()
+        if left:
+            out.append({"type": "text", "text": "[skills loaded earlier, not re-attached (their share of the "
+                        f"context is full): {', '.join(list(reversed(left))[:20])}" + (f" and {len(left) - 20} more" if len(left) > 20
+                        else "") + "; load one again with the skill tool]"})
         return out
 
     def saved(self, path: str, what: str) -> None:

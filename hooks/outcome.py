@@ -21,6 +21,7 @@ from .process import MAX_OUTPUT, HookRun
 from .settings import HookSpec
 
 MAX_REASON = 4_000                # characters of a reason or context the model (or the person) gets
+MAX_EVENT_TEXT = 16_000           # characters of reasons, and of context, from all the hooks of one event
 CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")
 RANK = {None: 0, "allow": 1, "ask": 2, "deny": 3}
 
@@ -37,8 +38,11 @@ class Outcome:
     def merge(self, other: "Outcome") -> None:
         self.blocked = self.blocked or other.blocked
         if other.reason and (other.blocked or other.permission == "deny" or not self.reason):
-            self.reason = "\n".join(r for r in (self.reason, other.reason) if r)
-        self.context += other.context
+            self.reason = _within("\n".join(r for r in (self.reason, other.reason) if r), MAX_EVENT_TEXT)
+        for text in other.context:                 # 200 hooks of one event cannot flood the context
+            room = MAX_EVENT_TEXT - sum(len(c) for c in self.context)
+            if room > 0:
+                self.context.append(_within(text, room))
         if RANK[other.permission] > RANK[self.permission]:
             self.permission = other.permission
         if other.stop is not None and self.stop is None:
@@ -46,9 +50,12 @@ class Outcome:
         self.messages += other.messages
 
 
+def _within(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit:,} characters more]"
+
+
 def _clip(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= MAX_REASON else text[:MAX_REASON] + f" … [{len(text) - MAX_REASON:,} characters more]"
+    return _within(text.strip(), MAX_REASON)
 
 
 def label(spec: HookSpec) -> str:

@@ -31,7 +31,7 @@ from events import Emit, Notice, Question
 from .outcome import Outcome, label, read_run
 from .payloads import tool_fields, tool_response
 from .process import hook_env, run_hook
-from .settings import HookSpec, digest, matches, parse, scripts_of
+from .settings import HookSpec, digest, matches, parse, scripts_of, unsafe_scripts
 
 CONSENT_NAME = "hooks"            # the value name in the consent record (credentials.remember_values)
 SHOWN_COMMAND = 1_000
@@ -49,7 +49,8 @@ class Hooks:
         self.project_path = settings_json.project_file(workspace)
         self.user = self._read(self.user_path, "user")[0]
         self.project, self.project_value = self._read(self.project_path, "project")
-        self.scripts = {s.command: scripts_of(s.command, workspace) for s in self.project}   # as agreed to
+        memo: dict[str, str] = {}
+        self.scripts = {s.command: scripts_of(s.command, workspace, memo) for s in self.project}   # as agreed to
         self.project_digest = digest({"hooks": self.project_value, "scripts": self.scripts}) if self.project else ""
         self.agreed = bool(self.project) and consent_path is not None and \
             agreed_values(consent_path, workspace).get(CONSENT_NAME) == self.project_digest
@@ -81,6 +82,8 @@ class Hooks:
         for spec in self.project:
             lines.append(f"  {shown(spec.names(), 200)} (timeout {spec.timeout:g} s):")
             lines += [f"      {shown(line, SHOWN_COMMAND)}" for line in spec.command.splitlines() or [""]]
+            lines += [f"      (never run: {shown(path, 200)} is {self.scripts[spec.command][path]})"
+                      for path in unsafe_scripts(self.scripts[spec.command])]
         lines.append("Anyone who could write this folder (a cloned repository, a model in an earlier session) could "
                      "have written them. Run them? Yes is remembered for this folder and exactly these hooks (a "
                      "change asks again); no ignores them for this session.")
@@ -118,12 +121,20 @@ class Hooks:
         data = json.dumps({"session_id": self.session_id, "transcript_path": self.transcript,
                            "cwd": str(self.workspace), "permission_mode": self.permission_mode,
                            "hook_event_name": event, **payload}, ensure_ascii=False, default=str).encode()
-        seen = set()
+        seen: set[str] = set()
+        memo: dict[str, str] = {}
         for spec in chosen:
             if spec.command in seen:
                 continue
             seen.add(spec.command)
-            if spec.source == "project" and scripts_of(spec.command, self.workspace) != self.scripts[spec.command]:
+            bad = unsafe_scripts(self.scripts[spec.command]) if spec.source == "project" else []
+            if bad:
+                if emit is not None:
+                    emit(Notice(f"[{label(spec)}: not run: {shown(bad[0], 120)} is {self.scripts[spec.command][bad[0]]} "
+                                "(a link out of the folder, a device, a FIFO, or too much to read), so nobody can say "
+                                "what it would run]", "warning"))
+                continue
+            if spec.source == "project" and scripts_of(spec.command, self.workspace, memo) != self.scripts[spec.command]:
                 if emit is not None:
                     emit(Notice(f"[{label(spec)}: not run: a script it runs in this folder changed since you "
                                 "agreed to it; start s08 again to be asked]", "warning"))

@@ -33,6 +33,9 @@ MAX_COMMAND = 10_000              # characters of one command
 MAX_MATCHER = 500
 MAX_TARGET = 200                  # characters of a name a matcher is tried on
 MAX_SCRIPT = 4 * 1024 * 1024      # bytes of a named script that its digest covers
+MAX_HASHED = 16 * 1024 * 1024     # bytes of scripts read for one command; past it a hook is not run
+NOT_A_FILE = "not a regular file in this folder"
+TOO_MUCH = "past what s08 reads to check a hook's scripts"
 PROJECT_DIR = re.compile(r"\$\{?(CLAUDE_PROJECT_DIR|S08_PROJECT_DIR)\}?")
 
 
@@ -118,22 +121,54 @@ def matches(spec: HookSpec, target: str) -> bool:
     return any(re.fullmatch(spec.matcher, name) for name in names)
 
 
-def scripts_of(command: str, workspace: Path) -> dict[str, str]:
+def scripts_of(command: str, workspace: Path, memo: dict[str, str] | None = None) -> dict[str, str]:
     """path → digest of each file inside the workspace that `command` names (as a word, relative to the
-    workspace or through $CLAUDE_PROJECT_DIR), links followed: what agreeing to the command agrees to."""
-    try:
-        words = shlex.split(PROJECT_DIR.sub(lambda _m: str(workspace), command), comments=True)
+    workspace or through $CLAUDE_PROJECT_DIR), links followed: what agreeing to the command agrees to.
+    A name in the workspace that is not a regular file (a link to /dev/stdin — bash would run the
+    event's JSON, which the model writes —, a FIFO, a device, a dangling link) maps to NOT_A_FILE: such a
+    hook never runs (no digest can say what it would run); a link to a regular file outside the folder
+    (`.venv/bin/python`) maps to where it leads. Each file is read once per `memo` (one
+    session's start, one event) and at most MAX_HASHED bytes per command: a settings file naming one
+    big file 200 times in 200 hooks costs one read, not 40,000."""
+    try:      # `;`, `&&`, `|` split words as the shell does: `bash x.sh;true` names x.sh
+        lexer = shlex.shlex(PROJECT_DIR.sub(lambda _m: str(workspace), command), posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError:
         words = command.split()
-    root, found = workspace.resolve(), {}
-    for word in words[:200]:
+    root, found, budget = workspace.resolve(), {}, MAX_HASHED
+    memo = {} if memo is None else memo
+    for word in dict.fromkeys(words[:200]):
         if "/" not in word and "." not in word:
             continue
+        named = Path(os.path.normpath(workspace / word))
+        within = named != workspace and workspace in named.parents
         try:
             path = (workspace / word).resolve()
+            if os.path.isdir(path):
+                continue                              # `prettier --write src/`: what runs is not in it
             if path != root and root in path.parents and stat.S_ISREG(os.stat(path).st_mode):
-                with open(path, "rb") as f:
-                    found[str(path.relative_to(root))] = hashlib.sha256(f.read(MAX_SCRIPT)).hexdigest()
-        except (OSError, ValueError):
-            continue
+                key = str(path.relative_to(root))
+                if key not in memo and budget <= 0:
+                    found[key] = TOO_MUCH
+                elif key not in memo:
+                    with open(path, "rb", opener=_nonblocking) as f:
+                        data = f.read(MAX_SCRIPT)
+                    budget -= len(data)
+                    memo[key] = hashlib.sha256(data).hexdigest()
+                found[key] = memo.get(key, TOO_MUCH)
+            elif within and os.path.lexists(named):     # a link out of the folder: where it leads counts
+                regular = os.path.exists(path) and stat.S_ISREG(os.stat(path).st_mode)
+                found[str(named.relative_to(workspace))] = f"-> {path}" if regular else NOT_A_FILE
+        except (OSError, ValueError, RuntimeError):
+            if within and os.path.lexists(named):
+                found[str(named.relative_to(workspace))] = NOT_A_FILE
     return found
+
+
+def unsafe_scripts(scripts: dict[str, str]) -> list[str]:
+    return [path for path, value in scripts.items() if value in (NOT_A_FILE, TOO_MUCH)]
+
+
+def _nonblocking(path, flags):
+    return os.open(path, flags | os.O_NONBLOCK)       # swapped for a FIFO since the check: no hang

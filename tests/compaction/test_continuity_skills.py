@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 from compaction import Compactor, Continuity, SummaryJob, compact_history, snip_compact
 from config import Settings
 from compaction.continuity import SKILL_LABEL
+from compaction.tokens import estimate_text, estimate_tokens
 from messages import add_user_text
 from session.log import LoggedHistory, SessionLog, load_session
 from support.helpers import say, user_texts
@@ -95,3 +96,20 @@ def test_a_loaded_skill_is_in_the_history_after_any_cut(tmp_path_factory, data):
             copies = [t for t in user_texts(messages) if t.startswith(SKILL_LABEL.format(name="house"))]
             assert any(BODY in text for text in user_texts(messages)), kind
             assert len(copies) <= 1, kind                  # kept once, not once more per cut
+
+
+def test_a_model_that_loads_every_skill_of_a_repository_cannot_fill_the_window_with_them(workspace):
+    """The attack: a repository ships 200 skills of 30,000 characters, the model loads every one. Each is
+    within SKILL_KEEP, but together they were re-attached after every summary: ~1.5M tokens for a window
+    of 50,000, a compaction that could never fit. All of them together stay within their share."""
+    keep, messages = Continuity(workspace=workspace), []
+    keep.use_settings(Settings(context_limit=50_000, context_window=200_000))
+    grow(keep, messages, 80)
+    for i in range(200):
+        keep.skill_loaded(f"s{i}", f"skill {i} rule. " * 2_000)
+    out = compact_history(messages, SummaryJob(lambda r: LOSSY, workspace=workspace, continuity=keep))
+    skills = [t for t in user_texts(out) if t.startswith("[skill ")]
+    assert skills and sum(estimate_text(t) for t in skills) <= 0.2 * 50_000 + 500
+    assert skills[-1].startswith(SKILL_LABEL.format(name="s199"))          # the latest loaded is kept
+    assert any("s0," in t and "load one again with the skill tool" in t for t in user_texts(out))
+    assert estimate_tokens(out) < 50_000
