@@ -2,7 +2,7 @@
 ones (prints figures; not a test).
 
     python bench/background.py              # the full grid, about 5 minutes (runs in parallel processes)
-    python bench/background.py --quick      # 5 s summaries and 0.5 s replies only
+    python bench/background.py --quick      # the smallest setting, a few seconds: does it still run?
     python bench/background.py --experiment read-all --summary 20 --reply 0.5      # one setting
 
 The real agent (in-process, real SDK and HTTP) talks to the local stand-in, whose answers start after
@@ -48,6 +48,7 @@ from standin.brain import is_summary_request  # noqa: E402
 
 SOURCE_CHARS = 400_000
 TURNS = 10
+QUICK = dict(chars=60_000, limit="12000")      # --quick: 1 s summaries, 0.2 s replies, one long turn over these
 
 
 def make_workspace(folder: Path, chars: int = SOURCE_CHARS) -> list[str]:
@@ -74,15 +75,18 @@ def whole_results(messages) -> dict[str, bool]:
             for m in messages for b in blocks(m) if b.get("type") == "tool_result" and b.get("tool_use_id") in reads}
 
 
-def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: str = "") -> dict:
+def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: str = "", chars: int = SOURCE_CHARS,
+        limit: str = "") -> dict:
     folder = Path(tempfile.mkdtemp(prefix="s08-bench-bg-"))
     try:
-        files = make_workspace(folder)
+        files = make_workspace(folder, chars)
         server = StandIn(brain=Brain(), reply_latency=reply, summary_latency=summary, record=True).start()
         env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": str(folder / ".home"),
                "PATH": "/usr/bin:/bin", "APPROVAL_MODE": "yolo", "BACKGROUND_COMPACT": mode}
         if prepare_at:
             env["PREPARE_AT"] = prepare_at
+        if limit:
+            env["CONTEXT_LIMIT"] = limit
         app = App(folder, environ=env, origin="print" if experiment == "read-all" else "interactive")
         waited: list[float] = []
         summarized: list[str] = []                # the transcripts of the summaries put in the history
@@ -143,16 +147,19 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="5 s summaries and 0.5 s replies only")
+    parser.add_argument("--quick", action="store_true", help="one long turn over 60,000 characters with a 12,000-token "
+                                                             "limit, 1 s summaries and 0.2 s replies (does it still run?)")
     parser.add_argument("--summary", type=float, action="append", help="this summary latency only (repeatable)")
     parser.add_argument("--reply", type=float, action="append", help="this reply latency only (repeatable)")
     parser.add_argument("--experiment", choices=("read-all", "turns"), action="append", help="this one only")
     parser.add_argument("--prepare-at", default="", help="PREPARE_AT for the background runs (default: s08's)")
     parser.add_argument("--workers", type=int, default=8)
     args = parser.parse_args()
-    summaries = args.summary or ([5.0] if args.quick else [5.0, 20.0])
-    replies = args.reply or ([0.5] if args.quick else [0.5, 2.0])
-    grid = [(e, s, r, m, args.prepare_at if m == "on" else "") for e in args.experiment or ("read-all", "turns")
+    summaries = args.summary or ([1.0] if args.quick else [5.0, 20.0])
+    replies = args.reply or ([0.2] if args.quick else [0.5, 2.0])
+    experiments = args.experiment or (["read-all"] if args.quick else ["read-all", "turns"])
+    size = QUICK if args.quick else dict(chars=SOURCE_CHARS, limit="")
+    grid = [(e, s, r, m, args.prepare_at if m == "on" else "", size["chars"], size["limit"]) for e in experiments
             for s in summaries for r in replies for m in ("off", "on")]
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run, *zip(*grid)))
