@@ -62,7 +62,9 @@ from .budget import BudgetSettings, ToolResultBudget, persist_outputs
 from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
-from .micro import MicroCompact, clear_saving, micro_compact
+from .cut import cut_to_target
+from .micro import MicroCompact, clear_saving, clearable_results, micro_compact
+from .recent import recent_budget, recent_start
 from .schedule import Schedule
 from .snip import SnipCompact, snip_to_transcript
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
@@ -78,6 +80,7 @@ LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact) 
 MAX_FAILURES = 3
 REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
                             # more than this share of the limit (the person's pause hides it)
+WINDOW_ROOM = 0.8          # a prompt past the limit may grow to this share of the window while a summary is prepared
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
 FALLBACK_MIN_MESSAGES = 8
 FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
@@ -123,6 +126,16 @@ class Compactor:
     @property
     def limit(self) -> int:
         return self.window.limit
+
+    @property
+    def room(self) -> int:
+        """Tokens a prompt may reach past the limit while a summary is prepared: the window, less the
+        answer's and a margin's share. Past it the recent work is cleared too."""
+        return int(self.window.tokens * WINDOW_ROOM)
+
+    @property
+    def recent_budget(self) -> int:
+        return recent_budget(self.settings.recent_work, self.limit)
 
     def begin_turn(self, ttl: str = "5m") -> None:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
@@ -221,11 +234,13 @@ class Compactor:
                 return self._apply(prep, out, messages, size, "the results it covers were cleared")
             return out
         if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
-            out, count = self._clear_seen(out, 0, "while the summary is prepared")    # the summary covers
-            if count:                                                                  # the snapshot's part
+            if size <= self.room:             # the window has room: go on, nothing cleared, until it is ready
+                return out
+            out, count = self._cut(out, limit, "while the summary is prepared")   # the summary covers the
+            if count:                                                            # snapshot's part
                 prep.held = True
                 size = self.measure(out)
-                if size <= limit:             # room again without waiting for the summary
+                if size <= self.room:         # room again without waiting for the summary
                     return out
         if not self.auto_enabled:
             if not self.warned_this_turn and size > limit:
@@ -306,27 +321,35 @@ class Compactor:
                          trigger=f"prepared in the background at {size:,} tokens, for the limit {self.limit:,}")
         self.background.start(sent, self.prompt_key, job, self.background_summarize)
 
-    def _clear_seen(self, messages: list[dict], start: int, why: str) -> tuple[list[dict], int]:
-        """(history, count): the tool results from `start` on that the model has seen, each saved to
-        .task_outputs/ and cleared to a placeholder naming the file (micro.clear_saving); the round the
-        model has not seen stays whole — what a blocking compaction keeps whole too.
-          - After the snapshot of a summary prepared in the background (`start` = its length): what no
-            summary covers. Kept whole, all of it would be written to the prompt cache again after the
-            summary, and sent in every later request (+18 % to +36 % billed input in bench/background.py).
-          - All of them (`start` = 0), when the limit is reached while the summary is still being
-            prepared: the summary covers the snapshot's part from what it was sent, and the loop goes on
-            instead of waiting for it. (Keeping the newest KEEP_RECENT whole too cost +4 % to +12 %.)"""
-        tail = messages[start:]
-        new, count, outputs = clear_saving(tail, self.workspace)
+    def _clear_seen(self, messages: list[dict], start: int, end: int, why: str) -> tuple[list[dict], int]:
+        """(history, count): the tool results in messages[start:end] the model has seen, each saved to
+        .task_outputs/ and cleared to a placeholder naming the file (micro.clear_saving) — after the snapshot
+        of a summary prepared in the background (`start` = its length in the new history) up to the recent
+        work (`end`, recent.py), what no summary covers. Kept whole, all of it would be written to the
+        prompt cache again after the summary, and sent in every later request (+18 % to +36 % billed input
+        in bench/background.py); the recent work is kept whole (the model would read it again)."""
+        picks = {(i, j) for i, j, _name, _text in clearable_results(messages, 0, frozenset()) if start <= i < end}
+        new, count, outputs = clear_saving(messages, self.workspace, picks)
+        return self._cleared(messages, new, count, outputs, why)
+
+    def _cut(self, messages: list[dict], target: int, why: str) -> tuple[list[dict], int]:
+        """The limit is reached while the summary is prepared and the window has no room: clear seen
+        results, oldest first, down to `target` (cut.py) — older work first, the recent work last."""
+        new, count, outputs = cut_to_target(messages, target, self.measure, self.workspace,
+                                            recent_start(messages, self.recent_budget))
+        return self._cleared(messages, new, count, outputs, why)
+
+    def _cleared(self, old: list[dict], new: list[dict], count: int, outputs: list[dict],
+                 why: str) -> tuple[list[dict], int]:
         if not count:
-            return messages, 0
+            return old, 0
         for o in outputs:
             self.continuity.saved(o["path"], "output")
-        tokens = estimate_tokens(tail) - estimate_tokens(new)
+        tokens = estimate_tokens(old) - estimate_tokens(new)
         self.emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} tool result{'s' * (count > 1)} {why} "
                              f"(~{tokens:,} tokens; saved in {TASK_OUTPUTS_DIR}/)",
                              {"count": count, "tokens": tokens, "outputs": outputs}))
-        return messages[:start] + new, count
+        return new, count
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
                why: str = "") -> list[dict]:
@@ -347,8 +370,10 @@ class Compactor:
             self.background.drop("the history it covers changed")
             return self._summarize(out, "", AUTO, measured=measured, sent=messages)
         note_transcript(self.continuity, prep.transcript, self.emit, prep.header)
+        recent = recent_start(base, self.recent_budget)
+        keep_from = min(prep.n, recent)         # the recent work stays whole, in the snapshot's part too
         try:
-            new, _ = summarized_history(base, prep.n, prep.text or "", prep.transcript, self.continuity,
+            new, _ = summarized_history(base, keep_from, prep.text or "", prep.transcript, self.continuity,
                                         self.system, self.tools,    # smaller than what it summarized (a part
                                         estimate_tokens(list(prep.snapshot) + base[prep.n:],  # cleared while
                                                         self.system, self.tools))             # it was written)
@@ -357,7 +382,9 @@ class Compactor:
             self._count_failure(AUTO, exc)
             return self._fallback(out)
         self.background.applied(prep)
-        new, _ = self._clear_seen(new, 1, "no summary covers")      # what came after the snapshot
+        shift = 1 - keep_from                   # base index → index in `new` (the summary message is first)
+        new, _ = self._clear_seen(new, prep.n + shift, recent + shift, "no summary covers")  # after the snapshot,
+        # before the recent work
         after = estimate_tokens(new, self.system, self.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
                         and result_text(b).startswith(PLACEHOLDER_PREFIX))
@@ -395,7 +422,7 @@ class Compactor:
         job = SummaryJob(self.summarize, focus=focus, workspace=self.workspace, system=self.system,
                          tools=self.tools, window=window, max_input_tokens=input_budget(window, s.summary_max_tokens),
                          measured=measured or self.measure(messages), sent=sent, continuity=self.continuity,
-                         emit=self.emit, kind=why[0], trigger=why[1])
+                         emit=self.emit, kind=why[0], trigger=why[1], recent_work=self.recent_budget)
         began = time.monotonic()
         try:
             if kind is REACTIVE:
