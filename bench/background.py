@@ -19,8 +19,11 @@ time the agent was blocked by them (blocking: all of it; background: waiting for
 limit, plus any blocking top-up), their ratio, the billed input — uncached + 1.25 × cache writes
 + 0.1 × cache reads, from the stand-in's simulation of the prompt cache — against the blocking design,
 and *unsummarized*: of the files read, how many the model has at the end neither whole nor in a summary
-put in its history — read while a summary was written, then cleared to a pointer to their saved copy
-(0 for the blocking design; it is what the background design gives for not waiting and not paying).
+put in its history — read while a summary was written, then cleared to a pointer to their saved copy.
+
+Then the person asks about the files the agent worked on last (`about <the last ASKED files read>`),
+and the stand-in's model, in its reread mode, reads again each one it no longer sees whole (a pointer,
+or only a name in a summary): *re-reads* counts those calls, and their cost is in the billed input.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from standin.brain import is_summary_request  # noqa: E402
 
 SOURCE_CHARS = 400_000
 TURNS = 10
+ASKED = 5                 # the last files read that the person asks about at the end
 QUICK = dict(chars=60_000, limit="12000")      # --quick: 1 s summaries, 0.2 s replies, one long turn over these
 
 
@@ -80,7 +84,7 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
     folder = Path(tempfile.mkdtemp(prefix="s08-bench-bg-"))
     try:
         files = make_workspace(folder, chars)
-        server = StandIn(brain=Brain(), reply_latency=reply, summary_latency=summary, record=True).start()
+        server = StandIn(brain=Brain(reread=True), reply_latency=reply, summary_latency=summary, record=True).start()
         env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": str(folder / ".home"),
                "PATH": "/usr/bin:/bin", "APPROVAL_MODE": "yolo", "BACKGROUND_COMPACT": mode}
         if prepare_at:
@@ -91,10 +95,14 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
         waited: list[float] = []
         summarized: list[str] = []                # the transcripts of the summaries put in the history
         read: list[str] = []                      # every read_file call's id
+        paths: list[str] = []                     # and its path
+        rereads: list[str] = []                   # the read_file calls of the question at the end
 
         def note(e) -> None:
             if isinstance(e, ToolStarted) and e.name == "read_file":
-                read.append(e.tool_use_id)
+                (rereads if asking else read).append(e.tool_use_id)
+                if not asking:
+                    paths.append(str((e.input or {}).get("path", "")))
             if isinstance(e, Compaction) and "waited" in e.details:
                 waited.append(e.details["waited"])
             if isinstance(e, Compaction) and e.layer is CompactionKind.COMPACTED and e.details.get("transcript"):
@@ -113,6 +121,7 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
         agent_summarize = app.agent.summarize
         compactor.summarize = timing(lambda request: agent_summarize(request), "loop")
         compactor.background_summarize = timing(lambda request, emit: agent_summarize(request, emit), "background")
+        asking = False
         start = time.monotonic()
         if experiment == "read-all":
             app.turn("read every Python file one by one")
@@ -124,15 +133,17 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
         wall = time.monotonic() - start
         if experiment == "turns":
             wall -= (TURNS - 1) * (summary + 1)
+        seen = whole_results(app.messages)        # what the model has at the end: whole, or in a summary
+        seen.update((i, True) for t in summarized for i, whole in whole_results(read_transcript(folder / t)[1]).items()
+                    if whole)
+        unsummarized = sum(1 for i in read if not seen.get(i))
+        asking = True
+        app.turn("about " + " and ".join(list(dict.fromkeys(reversed(paths)))[:ASKED]))
         compactor.background.close()
         tally = TokenTally()
         for usage in server.usages:
             tally.add(usage)
         summaries = sum(1 for body in server.requests if is_summary_request(body))
-        seen = whole_results(app.messages)        # what the model has at the end: whole, or in a summary
-        seen.update((i, True) for t in summarized for i, whole in whole_results(read_transcript(folder / t)[1]).items()
-                    if whole)
-        unsummarized = sum(1 for i in read if not seen.get(i))
         app.close()
         server.stop()
         summary_time = sum(s for _, s in timed)
@@ -140,7 +151,7 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
         return {"experiment": experiment, "summary": summary, "reply": reply, "mode": mode, "wall": wall,
                 "summaries": summaries, "wasted": compactor.background.wasted, "summary_time": summary_time,
                 "blocked": blocked, "billed": tally.billed_input, "calls": len(server.requests),
-                "unsummarized": unsummarized, "reads": len(read)}
+                "unsummarized": unsummarized, "reads": len(read), "rereads": len(rereads)}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -165,14 +176,14 @@ def main() -> int:
         results = list(pool.map(run, *zip(*grid)))
     blocking = {(r["experiment"], r["summary"], r["reply"]): r for r in results if r["mode"] == "off"}
     print("experiment  summary  reply  BACKGROUND  agent time  summaries (wasted)  summary time  blocked  "
-          "blocked/summary  billed input  vs blocking  unsummarized")
+          "blocked/summary  billed input  vs blocking  unsummarized  re-reads")
     for r in results:
         base = blocking[(r["experiment"], r["summary"], r["reply"])]
         share = r["blocked"] / r["summary_time"] if r["summary_time"] else 0.0
         print(f"{r['experiment']:<10}  {r['summary']:>5.0f} s  {r['reply']:>3.1f} s  {r['mode']:<10}  "
               f"{r['wall']:>8.1f} s  {r['summaries']:>9} ({r['wasted']})  {r['summary_time']:>10.1f} s  "
               f"{r['blocked']:>5.1f} s  {share:>15.2f}  {r['billed']:>12,.0f}  {r['billed'] / base['billed'] - 1:>+10.1%}  "
-              f"{r['unsummarized']:>5}/{r['reads']}")
+              f"{r['unsummarized']:>5}/{r['reads']}  {r['rereads']:>5}/{ASKED}")
     return 0
 
 
