@@ -80,7 +80,7 @@ def whole_results(messages) -> dict[str, bool]:
 
 
 def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: str = "", chars: int = SOURCE_CHARS,
-        limit: str = "") -> dict:
+        limit: str = "", recent_work: str = "") -> dict:
     folder = Path(tempfile.mkdtemp(prefix="s08-bench-bg-"))
     try:
         files = make_workspace(folder, chars)
@@ -91,6 +91,8 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
             env["PREPARE_AT"] = prepare_at
         if limit:
             env["CONTEXT_LIMIT"] = limit
+        if recent_work:
+            env["RECENT_WORK"] = recent_work
         app = App(folder, environ=env, origin="print" if experiment == "read-all" else "interactive")
         waited: list[float] = []
         summarized: list[str] = []                # the transcripts of the summaries put in the history
@@ -164,13 +166,15 @@ def main() -> int:
     parser.add_argument("--reply", type=float, action="append", help="this reply latency only (repeatable)")
     parser.add_argument("--experiment", choices=("read-all", "turns"), action="append", help="this one only")
     parser.add_argument("--prepare-at", default="", help="PREPARE_AT for the background runs (default: s08's)")
+    parser.add_argument("--recent-work", default="", help="RECENT_WORK for every run, both designs (default: s08's)")
     parser.add_argument("--workers", type=int, default=8)
     args = parser.parse_args()
     summaries = args.summary or ([1.0] if args.quick else [5.0, 20.0])
     replies = args.reply or ([0.2] if args.quick else [0.5, 2.0])
     experiments = args.experiment or (["read-all"] if args.quick else ["read-all", "turns"])
     size = QUICK if args.quick else dict(chars=SOURCE_CHARS, limit="")
-    grid = [(e, s, r, m, args.prepare_at if m == "on" else "", size["chars"], size["limit"]) for e in experiments
+    grid = [(e, s, r, m, args.prepare_at if m == "on" else "", size["chars"], size["limit"], args.recent_work)
+            for e in experiments
             for s in summaries for r in replies for m in ("off", "on")]
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run, *zip(*grid)))

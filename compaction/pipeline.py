@@ -431,6 +431,8 @@ class Compactor:
                 new = compact_history(messages, job)
             self.background.timed.append(time.monotonic() - began)     # how long a summary takes here
         except SummaryFailed as exc:
+            if exc.trivial and kind is not MANUAL and self.measure(messages) <= self.room:
+                return messages         # all but the recent work is too little to summarize, and the window has room
             if exc.trivial:
                 self.emit(Notice(f"[{kind.label}: {exc}]", "info"))
             else:

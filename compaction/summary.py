@@ -268,9 +268,9 @@ def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, ki
     given = keep_from is not None
     if keep_from is None:
         keep_from = _keep_from(messages, keep_tail_tokens) if messages else 0
-        if not keep_tail_tokens and job.recent_work:      # the recent work stays too (the summary covers it)
-            recent = recent_start(messages, job.recent_work)
-            if estimate_tokens(messages[:recent]) >= MIN_SUMMARIZABLE_TOKENS:
+        if not keep_tail_tokens and job.recent_work:      # the recent work stays too (the summary covers it);
+            recent = recent_start(messages, job.recent_work)      # /compact summarizes it when nothing else is
+            if job.kind != "manual" or estimate_tokens(messages[:recent]) >= MIN_SUMMARIZABLE_TOKENS:
                 keep_from = min(keep_from, recent)
     if estimate_tokens(messages[:keep_from]) < MIN_SUMMARIZABLE_TOKENS:
         raise SummaryFailed("there is too little to summarize yet", trivial=True)
