@@ -212,7 +212,10 @@ def main() -> int:
                                                              "(a few seconds: does the bench still run?)")
     parser.add_argument("--only", action="append", choices=list(CONFIGS), help="this configuration only (repeatable; "
                                                                                  "the tutorial runs too, as the base)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting for every configuration but the tutorial's (e.g. BACKGROUND_COMPACT=off)")
     args = parser.parse_args()
+    extra = dict(item.split("=", 1) for item in args.set)
     turns = QUICK_TURNS if args.quick else TURNS
     chosen = ["tutorial", "default"] if args.quick else ["tutorial", *args.only] if args.only else list(CONFIGS)
     configs = {name: CONFIGS[name] for name in dict.fromkeys(chosen)}
@@ -237,6 +240,8 @@ def main() -> int:
               f"{'snips':>6}{'refused':>8}")
         results = {}
         for name, (settings, pause, minimum, window) in configs.items():
+            if not name.startswith("tutorial"):
+                settings = {**settings, **{k.lower(): v for k, v in extra.items()}}
             r = results[name] = run(name, settings, template, pause, minimum, window, turns)
             base = results["tutorial"]["billed"]
             note = f"  (stopped: refused after {r['turns']} turns)" if r["refused"] else ""

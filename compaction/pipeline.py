@@ -54,19 +54,20 @@ from typing import TYPE_CHECKING, Callable
 
 from events import Compaction, CompactionKind, Emit, ignore, Notice, SummaryWait
 from messages import blocks
-from storage import SNIPPED, TASK_OUTPUTS_DIR, finish_transcript, relative
+from storage import SNIPPED, finish_transcript
 from .background import Background, Preparation, covers, prompt_key
 from .boundaries import result_text
 from .markers import PLACEHOLDER_PREFIX
-from .budget import BudgetSettings, ToolResultBudget, persist_outputs
+from .budget import BudgetSettings, ToolResultBudget
 from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
-from .cut import cut_to_target
-from .micro import MicroCompact, clear_saving, clearable_results, micro_compact
+from .cut import clear_to_pointers, picks_to_target, seen_between
+from .fallback import cut_without_model
+from .micro import MicroCompact
 from .recent import recent_budget, recent_start
 from .schedule import Schedule
-from .snip import SnipCompact, snip_to_transcript
+from .snip import SnipCompact
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
                       note_transcript, reactive_compact, summarized_history)
 from .tokens import estimate_tokens, usage_tokens
@@ -82,8 +83,6 @@ REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when
                             # more than this share of the limit (the person's pause hides it)
 WINDOW_ROOM = 0.8          # a prompt past the limit may grow to this share of the window while a summary is prepared
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
-FALLBACK_MIN_MESSAGES = 8
-FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
 
 
 class Compactor:
@@ -322,34 +321,19 @@ class Compactor:
         self.background.start(sent, self.prompt_key, job, self.background_summarize)
 
     def _clear_seen(self, messages: list[dict], start: int, end: int, why: str) -> tuple[list[dict], int]:
-        """(history, count): the tool results in messages[start:end] the model has seen, each saved to
-        .task_outputs/ and cleared to a placeholder naming the file (micro.clear_saving) — after the snapshot
-        of a summary prepared in the background (`start` = its length in the new history) up to the recent
-        work (`end`, recent.py), what no summary covers. Kept whole, all of it would be written to the
-        prompt cache again after the summary, and sent in every later request (+18 % to +36 % billed input
-        in bench/background.py); the recent work is kept whole (the model would read it again)."""
-        picks = {(i, j) for i, j, _name, _text in clearable_results(messages, 0, frozenset()) if start <= i < end}
-        new, count, outputs = clear_saving(messages, self.workspace, picks)
-        return self._cleared(messages, new, count, outputs, why)
+        """(history, count): the tool results in messages[start:end] the model has seen cleared to pointers
+        to their saved copies (cut.py) — after the snapshot of a summary prepared in the background
+        (`start`) up to the recent work (`end`, recent.py): what no summary covers. Kept whole, all of it
+        would be written to the prompt cache again after the summary and sent in every later request
+        (+18 % to +36 % billed input in bench/background.py); the recent work the model would read again."""
+        return clear_to_pointers(messages, seen_between(messages, start, end), self.workspace, self.continuity,
+                                 self.emit, why)
 
     def _cut(self, messages: list[dict], target: int, why: str) -> tuple[list[dict], int]:
         """The limit is reached while the summary is prepared and the window has no room: clear seen
         results, oldest first, down to `target` (cut.py) — older work first, the recent work last."""
-        new, count, outputs = cut_to_target(messages, target, self.measure, self.workspace,
-                                            recent_start(messages, self.recent_budget))
-        return self._cleared(messages, new, count, outputs, why)
-
-    def _cleared(self, old: list[dict], new: list[dict], count: int, outputs: list[dict],
-                 why: str) -> tuple[list[dict], int]:
-        if not count:
-            return old, 0
-        for o in outputs:
-            self.continuity.saved(o["path"], "output")
-        tokens = estimate_tokens(old) - estimate_tokens(new)
-        self.emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} tool result{'s' * (count > 1)} {why} "
-                             f"(~{tokens:,} tokens; saved in {TASK_OUTPUTS_DIR}/)",
-                             {"count": count, "tokens": tokens, "outputs": outputs}))
-        return new, count
+        picks = picks_to_target(messages, target, self.measure, recent_start(messages, self.recent_budget))
+        return clear_to_pointers(messages, picks, self.workspace, self.continuity, self.emit, why)
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
                why: str = "") -> list[dict]:
@@ -454,27 +438,9 @@ class Compactor:
                              "run /compact to try again]", "warning"))
 
     def _fallback(self, messages: list[dict]) -> list[dict]:
-        """No model: every big output to disk (read_file's and unseen ones too), snip down to a short
-        tail, and clear every old result."""
-        before = estimate_tokens(messages, self.system, self.tools)
-        target = max(FALLBACK_MIN_MESSAGES, self.settings.snip_target_messages // 2)
-        try:
-            out, paths = persist_outputs(messages, FALLBACK_PERSIST_CHARS, FALLBACK_PERSIST_CHARS,
-                                         self.settings.preview_chars, preserve=frozenset(),
-                                         workspace=self.workspace, emit=self.emit)
-            for path in paths:
-                self.continuity.saved(relative(self.workspace, path), "output")
-            out, snipped_to = snip_to_transcript(out, target, target, workspace=self.workspace,
-                                                 transcript=self.snip_transcript, continuity=self.continuity,
-                                                 emit=self.emit, trigger="fallback: no summary")
-            self.snip_transcript = snipped_to or self.snip_transcript
-        except OSError as exc:
-            self.emit(Notice(f"[fallback could not write to disk: {exc.strerror or exc}]", "warning"))
-            out = messages
-        out = micro_compact(out, keep_recent=1, preserve=frozenset(), clear_at_least=0, emit=self.emit)
-        after = estimate_tokens(out, self.system, self.tools)
-        self.emit(Compaction(CompactionKind.FALLBACK, f"[fallback] cut without the model: {before:,} → {after:,} "
-                             "tokens" if after < before else "[fallback] nothing more to cut without the model"))
+        """No model: cut without it (fallback.py)."""
+        out, self.snip_transcript = cut_without_model(messages, self.settings, self.workspace, self.continuity,
+                                                      self.snip_transcript, self.emit, self.system, self.tools)
         return out
 
     # ---- on request ------------------------------------------------------------------
