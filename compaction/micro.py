@@ -64,9 +64,10 @@ class MicroCompact(SettingsLayer):
         s = self.settings
         at_least = 0 if context.cold else s.clear_at_least
         count, saving = context.index.clearable(s.keep_recent, unseen_start(messages))
-        if not count or saving < at_least:
+        budget = recent_budget(s.recent_work, context.window.limit)
+        if not count or saving < at_least + budget:     # (up to `budget` of it may be the recent work)
             return messages             # what micro_compact would decide, without walking the history
-        keep_from = recent_start(messages, recent_budget(s.recent_work, context.window.limit))
+        keep_from = recent_start(messages, budget)
         return micro_compact(messages, s.keep_recent, s.preserve, clear_at_least=at_least, emit=context.emit,
                              keep_from=keep_from)
 
