@@ -49,7 +49,7 @@ INSTRUCTIONS = ["never touch legacy/", "keep tabs in the Makefile", "所有新�
 CONFIGS = {
     "s08": {},
     "tutorial": dict(user_messages_budget=0, ledger_budget=0, prompt_cache="off", micro_clear_at_least=0,
-                     snip_target_messages=50),
+                     snip_target_messages=50, background_compact="off", recent_work=0),
 }
 FORGETFUL = {"text": "The work continued."}
 

@@ -56,7 +56,8 @@ from standin.cache import PromptCache, shared_prefix  # noqa: E402
 TURNS, FILES, SEED = 25, 60, 8
 QUICK_TURNS = 4
 NEVER = 10 ** 9
-TUTORIAL = dict(micro_clear_at_least=0, snip_target_messages=50, user_messages_budget=0, ledger_budget=0)
+TUTORIAL = dict(micro_clear_at_least=0, snip_target_messages=50, user_messages_budget=0, ledger_budget=0,
+                background_compact="off", recent_work=0)      # the seeds: no summary prepared ahead, nothing kept
 UNTIMED = dict(cold_compact_at=1, cache_ttl="5m")     # s08 before it knew when its cache expires
 SMALL_WINDOW = 12_000
 CONFIGS = {        # name: (settings, seconds between turns, minimum cacheable tokens, the endpoint's window)
