@@ -26,16 +26,17 @@ from .tokens import estimate_text, estimate_tokens
 
 
 def picks_to_target(messages: list[dict], target: int, measure: Callable[[list[dict]], int],
-                    keep_from: int | None = None, start: int = 0) -> set[tuple[int, int]]:
+                    keep_from: int | None = None, start: int = 0, kept: bool = False) -> set[tuple[int, int]]:
     """The (message, block) positions of the seen results from `start` on that clearing, oldest first —
-    those before `keep_from` first, then the rest — brings `measure(history)` to at most `target`."""
+    those before `keep_from` first, then the rest (`kept`: never the rest) — brings `measure(history)`
+    to at most `target`, or as close as it can."""
     need = measure(messages) - target
     if need <= 0:
         return set()
     keep_from = len(messages) if keep_from is None else keep_from
     candidates = [(i, j, estimate_text(text) - estimate_text(placeholder(name, text)))
                   for i, j, name, text in clearable_results(messages, 0, frozenset()) if i >= start]
-    ordered = [c for c in candidates if c[0] < keep_from] + [c for c in candidates if c[0] >= keep_from]
+    ordered = [c for c in candidates if c[0] < keep_from] + [c for c in candidates if c[0] >= keep_from and not kept]
     picks = set()
     for i, j, saving in ordered:
         if need <= 0:

@@ -80,7 +80,8 @@ AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMP
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 MAX_FAILURES = 3
 REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
-                            # more than this share of the limit (the person's pause hides it)
+                            # more than this share of the limit and the next turn will apply it (the
+                            # person's pause hides it; earlier, it would be made again at every turn's end)
 WINDOW_ROOM = 0.8          # a prompt past the limit may grow to this share of the window while a summary is prepared
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
 
@@ -233,14 +234,12 @@ class Compactor:
                 return self._apply(prep, out, messages, size, "the results it covers were cleared")
             return out
         if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
-            if size <= self.room:             # the window has room: go on, nothing cleared, until it is ready
-                return out
-            out, count = self._cut(out, limit, "while the summary is prepared")   # the summary covers the
-            if count:                                                            # snapshot's part
+            out, count = self._cut(out, limit, "while the summary is prepared")   # the older work: the summary
+            if count:                                                            # covers the snapshot's part
                 prep.held = True
                 size = self.measure(out)
-                if size <= self.room:         # room again without waiting for the summary
-                    return out
+            if size <= self.room:             # the recent work stays while the window has room: go on
+                return out
         if not self.auto_enabled:
             if not self.warned_this_turn and size > limit:
                 self.warned_this_turn = True
@@ -292,7 +291,7 @@ class Compactor:
           - at a turn's end, when the next turns, adding as much as the last ones, would pass the limit
             (schedule.py) — the person's pause hides the summary; the next turn applies it first if that
             turn alone would pass the limit, else at the limit; a ready one is made again at a turn's
-            end when more than REFRESH_SHARE of the limit came after it;
+            end when more than REFRESH_SHARE of the limit came after it and the next turn will apply it;
           - inside a turn, once the context, growing as fast as over this turn's last calls, would reach
             the limit within about the time a summary takes."""
         self.collect()
@@ -309,8 +308,9 @@ class Compactor:
         prep = self._prepared(messages)
         if prep is not None:                           # one at a time
             uncovered = size - estimate_tokens(list(prep.snapshot), self.system, self.tools)
-            if not (final and prep.ready and uncovered > REFRESH_SHARE * self.limit):
-                return
+            if not (final and prep.ready and uncovered > REFRESH_SHARE * self.limit
+                    and self.schedule.turn_would_pass(size, self.limit)):    # made again only for the turn
+                return                                                       # that will apply it
             self.background.drop("a newer snapshot is prepared")
         elif not final and not self.schedule.due_in_turn(size, self.limit, self.background.typical_seconds()):
             return
@@ -330,10 +330,17 @@ class Compactor:
                                  self.emit, why)
 
     def _cut(self, messages: list[dict], target: int, why: str) -> tuple[list[dict], int]:
-        """The limit is reached while the summary is prepared and the window has no room: clear seen
-        results, oldest first, down to `target` (cut.py) — older work first, the recent work last."""
-        picks = picks_to_target(messages, target, self.measure, recent_start(messages, self.recent_budget))
-        return clear_to_pointers(messages, picks, self.workspace, self.continuity, self.emit, why)
+        """The limit is reached while the summary is prepared: clear seen results, oldest first, down to
+        `target` (cut.py) — the older work only, and the recent work too when the window has no room."""
+        recent = recent_start(messages, self.recent_budget)
+        picks = picks_to_target(messages, target, self.measure, recent, kept=True)
+        out, count = clear_to_pointers(messages, picks, self.workspace, self.continuity, self.emit, why)
+        if self.measure(out) > self.room:          # (positions are unchanged: clearing moves no message)
+            picks = picks_to_target(out, self.room, self.measure, recent)
+            out, more = clear_to_pointers(out, picks, self.workspace, self.continuity, self.emit,
+                                          why + ", the window being full")
+            count += more
+        return out, count
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
                why: str = "") -> list[dict]:
@@ -390,6 +397,8 @@ class Compactor:
         if base is not out:                # the history as sent: the cheap layers run on the result
             new = self.cheap_layers(new)
         size = self.measure(new)
+        if self.limit < size <= self.room:  # the next summary is prepared after the next answer (past the
+            return new                      # limit, it is due at once): nobody waits for a top-up
         if size > self.limit:              # the part after the snapshot alone is too big: top it up
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {self.limit:,} tokens after the "
                                        "prepared summary"))

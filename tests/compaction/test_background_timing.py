@@ -16,6 +16,7 @@ import threading
 
 from compaction import Compactor
 from compaction.micro import clear_saving
+from compaction.recent import recent_start
 from compaction.boundaries import result_text
 from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX
 from config import Settings
@@ -125,7 +126,7 @@ def test_the_next_turn_applies_a_ready_summary_before_its_first_call_if_it_would
     validate_request({"model": "m", "max_tokens": 10, "messages": out})
 
 
-def test_at_the_limit_while_it_is_written_the_loop_goes_on_and_clears_nothing_while_the_window_has_room(tmp_path):
+def test_at_the_limit_while_it_is_written_the_loop_goes_on_clearing_the_older_work_and_keeps_the_recent(tmp_path):
     events, gate = [], Gate()                                 # held back: never ready during the turn
     compactor = compactor_for(tmp_path, 20_000, events, gate)
     messages: list[dict] = []
@@ -134,12 +135,17 @@ def test_at_the_limit_while_it_is_written_the_loop_goes_on_and_clears_nothing_wh
     prep = compactor.background.current
     assert prep is not None and not prep.done.is_set()
     turn(compactor, messages, "read four more", [6, 7, 8, 9])      # passes 20,000 twice
-    assert compactor.measure(messages) > 20_000                    # past the limit, far from the window
+    assert compactor.measure(messages) <= 20_000
     assert not prep.done.is_set() and compactor.background.current is prep    # nobody waited for it
     assert not any(isinstance(e, SummaryWait) for e in events) and not applied(events)
-    assert not any(isinstance(e, Compaction) and "cleared" in e.message for e in events)
-    assert all(not result_text(b).startswith(PLACEHOLDER_PREFIX) for m in messages for b in m["content"]
-               if isinstance(m["content"], list) and b.get("type") == "tool_result")
+    assert any("while the summary is prepared" in getattr(e, "message", "") for e in events)
+    texts = [result_text(b) for m in messages if isinstance(m["content"], list) for b in m["content"]
+             if b.get("type") == "tool_result"]
+    recent = recent_start(messages, compactor.recent_budget)
+    assert recent < len(messages) - 1                              # the recent work holds a result…
+    assert all(result_text(b) == BIG for m in messages[recent:] if isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result")       # …whole
+    assert texts[0].startswith(PLACEHOLDER_PREFIX)                 # the oldest: a pointer
     gate.release()
     assert prep.done.wait(10)
     messages.append(user("thanks"))
