@@ -19,10 +19,9 @@ when the settings change (`use_settings`):
     then old results are cleared whatever their batch size, and the history is summarized once it is
     past COLD_COMPACT_AT of the limit, because the prompt is written again anyway;
   - the session's snip transcript (SnipCompact hands back the one it started, in the LayerContext),
-    and the count of turns whose summary failed, in a row: after
-    MAX_FAILURES the automatic summary stops until the person runs /compact, so a broken summary call
-    can never make every turn slow or loop. A failed summary keeps the history and falls back to
-    snipping and clearing harder.
+    and the Breaker (breaker.py): after MAX_FAILURES failed summaries in a row the automatic summary
+    stops until /compact. A failed summary keeps the history and falls back to the cut without the
+    model (fallback.py).
 `compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too long" (and what
 an endpoint says instead: an empty answer to a prompt past what it answered before, an answer cut by
 the window — loop.py decides).
@@ -58,6 +57,7 @@ from storage import SNIPPED, finish_transcript
 from .background import Background, Preparation, covers, prompt_key
 from .boundaries import result_text
 from .markers import PLACEHOLDER_PREFIX
+from .breaker import Breaker
 from .budget import BudgetSettings, ToolResultBudget
 from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
@@ -78,7 +78,6 @@ if TYPE_CHECKING:
 
 AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMPACT, CompactionKind.REACTIVE_COMPACT
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
-MAX_FAILURES = 3
 REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
                             # more than this share of the limit and the next turn will apply it (the
                             # person's pause hides it; earlier, it would be made again at every turn's end)
@@ -98,12 +97,12 @@ class Compactor:
         self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
         self.schedule = Schedule()                # when it is prepared and goes in (schedule.py)
         self.prepare_between_turns = True         # False when no turn follows (-p): nothing to prepare for
-        self.failures, self.auto_enabled = 0, True
+        self.breaker = Breaker()                  # when automatic summaries stop (breaker.py)
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
         self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
         self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
         self.silences = 0               # empty answers in a row
-        self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
+        self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
         self.window = Window(settings.context_limit, settings.context_window)
@@ -124,6 +123,18 @@ class Compactor:
         self.continuity.use_settings(settings, self.limit)
 
     @property
+    def failures(self) -> int:
+        return self.breaker.failures
+
+    @failures.setter
+    def failures(self, count: int) -> None:
+        self.breaker.failures = count
+
+    @property
+    def auto_enabled(self) -> bool:
+        return self.breaker.auto_enabled
+
+    @property
     def limit(self) -> int:
         return self.window.limit
 
@@ -140,7 +151,7 @@ class Compactor:
     def begin_turn(self, ttl: str = "5m") -> None:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
         prompt cache expired (for breakpoints of this `ttl` mode) is a cold one (see the module docstring)."""
-        self.failed_this_turn = self.warned_this_turn = False
+        self.breaker.begin_turn()
         self.schedule.begin_turn()
         self.cold_turn = self.cache.cold(ttl)
 
@@ -241,10 +252,7 @@ class Compactor:
             if size <= self.room:             # the recent work stays while the window has room: go on
                 return out
         if not self.auto_enabled:
-            if not self.warned_this_turn and size > limit:
-                self.warned_this_turn = True
-                self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries: {size:,} > "
-                                 f"{limit:,} tokens — run /compact to try again]", "warning"))
+            self.breaker.warn_off(size, limit, self.emit)
             return out
         if size > limit:
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens"))
@@ -297,7 +305,7 @@ class Compactor:
         self.collect()
         size = self.measure(messages)
         self.schedule.answered(size, time.monotonic(), final)
-        if (self.settings.background_compact != "on" or not self.auto_enabled or self.failed_this_turn
+        if (self.settings.background_compact != "on" or not self.auto_enabled or self.breaker.failed_this_turn
                 or not sent or sent[-1].get("role") != "user"):
             return
         if (size < self.settings.prepare_at * self.limit or estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS
@@ -383,7 +391,7 @@ class Compactor:
             finish_transcript(self.workspace / prep.transcript, tokens_before=measured, tokens_after=after)
         except OSError:
             pass                           # the header keeps tokens_after null
-        self.failures, self.auto_enabled = 0, True
+        self.breaker.succeeded()
         self.meter.forget()
         ago = time.monotonic() - (prep.finished or time.monotonic())
         made = "from the session log" if prep.restored else f"prepared in {prep.seconds:.1f} s, {ago:.0f} s ago"
@@ -431,20 +439,12 @@ class Compactor:
             else:
                 self._count_failure(kind, exc)
             return messages if kind is MANUAL else self._fallback(messages)
-        self.failures, self.auto_enabled = 0, True
+        self.breaker.succeeded()
         self.meter.forget()
         return new
 
     def _count_failure(self, kind: CompactionKind, exc: Exception, where: str = "") -> None:
-        self.emit(Notice(f"[{kind.label} failed{where}: {exc}; the history was kept]", "warning"))
-        if self.failed_this_turn:
-            return
-        self.failed_this_turn = True
-        self.failures += 1
-        if self.failures >= MAX_FAILURES and self.auto_enabled:
-            self.auto_enabled, self.warned_this_turn = False, True
-            self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries in a row; "
-                             "run /compact to try again]", "warning"))
+        self.breaker.failed(kind, exc, self.emit, where)
 
     def _fallback(self, messages: list[dict]) -> list[dict]:
         """No model: cut without it (fallback.py)."""
@@ -458,7 +458,7 @@ class Compactor:
         self.emit(Compaction(MANUAL, f"[{MANUAL.label}]" + (f" focus: {focus}" if focus else "")))
         self.collect()
         self.background.drop("a manual compact summarized the history")
-        self.failures, self.auto_enabled, self.failed_this_turn = 0, True, False
+        self.breaker.reset()
         return self._summarize(messages, focus, MANUAL, why=("manual", "compact" + (f", focus: {focus}" if focus else "")))
 
     def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None,
