@@ -245,7 +245,7 @@ class Compactor:
                 return self._apply(prep, out, messages, size, "the results it covers were cleared")
             return out
         if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
-            out, count = self._cut(out, limit, "while the summary is prepared")   # the older work: the summary
+            out, count = self._cut(out, "while the summary is prepared")   # the older work: the summary
             if count:                                                            # covers the snapshot's part
                 prep.held = True
                 size = self.measure(out)
@@ -337,12 +337,14 @@ class Compactor:
         return clear_to_pointers(messages, seen_between(messages, start, end), self.workspace, self.continuity,
                                  self.emit, why)
 
-    def _cut(self, messages: list[dict], target: int, why: str) -> tuple[list[dict], int]:
-        """The limit is reached while the summary is prepared: clear seen results, oldest first, down to
-        `target` (cut.py) — the older work only, and the recent work too when the window has no room."""
+    def _cut(self, messages: list[dict], why: str) -> tuple[list[dict], int]:
+        """The limit is reached while the summary is prepared: clear the seen results of the older work
+        (all at once), and when the window has no room still, the recent work's too, oldest first, down
+        to the room (cut.py)."""
         recent = recent_start(messages, self.recent_budget)
-        picks = picks_to_target(messages, target, self.measure, recent, kept=True)
-        out, count = clear_to_pointers(messages, picks, self.workspace, self.continuity, self.emit, why)
+        out, count = clear_to_pointers(messages, seen_between(messages, 0, recent), self.workspace, self.continuity,
+                                       self.emit, why)      # all of the older work at once: the prompt cache is
+        #                                                     written again once, not at every call past the limit
         if self.measure(out) > self.room:          # (positions are unchanged: clearing moves no message)
             picks = picks_to_target(out, self.room, self.measure, recent)
             out, more = clear_to_pointers(out, picks, self.workspace, self.continuity, self.emit,
