@@ -89,7 +89,7 @@ class Settings:
                                            "when the limit is reached, waiting for it)", "bool")
     prepare_at: float = _field(0.6, "share of CONTEXT_LIMIT past which the background summary starts "
                                     "(BACKGROUND_COMPACT)", "float", 0.05)
-    recent_work: float = _field(0.2, "share of CONTEXT_LIMIT: the newest tool results the model has seen, up to "
+    recent_work: float = _field(0.1, "share of CONTEXT_LIMIT: the newest tool results the model has seen, up to "
                                      "this many tokens, stay whole through every compaction (0: none; at most 0.5)",
                                 "float", 0)
     # --- continuity (see compaction/continuity.py) ---

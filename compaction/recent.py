@@ -19,7 +19,7 @@ from __future__ import annotations
 from .boundaries import safe_cuts, unseen_start
 from .tokens import estimate_message
 
-RECENT_WORK = 0.2        # the default share of the limit (config.py's)
+RECENT_WORK = 0.1        # the default share of the limit (config.py's)
 MAX_SHARE = 0.5          # RECENT_WORK is capped: a summary must still leave room under the limit
 
 

@@ -128,7 +128,7 @@ def test_the_next_turn_applies_a_ready_summary_before_its_first_call_if_it_would
 
 def test_at_the_limit_while_it_is_written_the_loop_goes_on_clearing_the_older_work_and_keeps_the_recent(tmp_path):
     events, gate = [], Gate()                                 # held back: never ready during the turn
-    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    compactor = compactor_for(tmp_path, 20_000, events, gate, recent_work=0.2)   # a result or two
     messages: list[dict] = []
     for i in range(3):
         turn(compactor, messages, f"read two files, part {i}", [2 * i, 2 * i + 1])
