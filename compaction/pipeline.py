@@ -39,10 +39,17 @@ limit, a cold cache, "prompt is too long", the first call of a turn that would p
 prepared summary replaces the part it covers (`_apply`). What came after its snapshot no summary
 covers: its calls stay, and the results the model has seen become pointers to their saved copies
 (`_clear_seen`) — kept whole, they would be written to the prompt cache again and carried in every
-later request. At the limit while the summary is still written, the loop clears the results the model
-has seen instead of waiting (the summary covers the snapshot's part), and applies the summary once it
-is ready. While one is prepared, snip_compact waits (it would cut what the summary covers; a ready
-summary is applied instead when a snip is due). Off: exactly the blocking design.
+later request. At the limit while the summary is still written, the loop clears the older results the
+model has seen, all at once, instead of waiting (the summary covers the snapshot's part), and applies
+the summary once it is ready. While one is prepared, snip_compact waits (it would cut what the summary
+covers; a ready summary is applied instead when a snip is due). Off: exactly the blocking design.
+
+Every path keeps the recent work whole (recent.py: the newest RECENT_WORK of the limit the model has
+seen): a summary keeps it after the summary message, pointers stop before it, micro_compact leaves
+it; only a window with no room clears it (`_cut`, cut.py). The parts the Compactor orchestrates, each
+named for its decision: recent.py (what must stay), cut.py (how to cut to a target), schedule.py (when
+to prepare a summary), breaker.py (when automatic summaries stop), fallback.py (the cut without the
+model), background.py and summary.py (making a summary).
 """
 
 from __future__ import annotations
