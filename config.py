@@ -113,6 +113,9 @@ class Settings:
                                            "when the limit is reached, waiting for it)", "bool", folder="lower")
     prepare_at: float = _field(0.6, "share of CONTEXT_LIMIT past which the background summary starts "
                                     "(BACKGROUND_COMPACT)", "float", 0.05, folder="higher")
+    recent_work: float = _field(0.1, "share of CONTEXT_LIMIT: the newest tool results the model has seen, up to "
+                                     "this many tokens, stay whole through every compaction (0: none; at most 0.5)",
+                                "float", 0, folder="lower")
     # --- continuity (see compaction/continuity.py) ---
     user_messages_budget: int = _field(20_000, "tokens of the person's own messages kept verbatim through every "
                                                "compaction (at most 40% of CONTEXT_LIMIT)", "int", 0, folder="lower")

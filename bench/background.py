@@ -2,7 +2,7 @@
 ones (prints figures; not a test).
 
     python bench/background.py              # the full grid, about 5 minutes (runs in parallel processes)
-    python bench/background.py --quick      # 5 s summaries and 0.5 s replies only
+    python bench/background.py --quick      # the smallest setting, a few seconds: does it still run?
     python bench/background.py --experiment read-all --summary 20 --reply 0.5      # one setting
 
 The real agent (in-process, real SDK and HTTP) talks to the local stand-in, whose answers start after
@@ -19,8 +19,11 @@ time the agent was blocked by them (blocking: all of it; background: waiting for
 limit, plus any blocking top-up), their ratio, the billed input — uncached + 1.25 × cache writes
 + 0.1 × cache reads, from the stand-in's simulation of the prompt cache — against the blocking design,
 and *unsummarized*: of the files read, how many the model has at the end neither whole nor in a summary
-put in its history — read while a summary was written, then cleared to a pointer to their saved copy
-(0 for the blocking design; it is what the background design gives for not waiting and not paying).
+put in its history — read while a summary was written, then cleared to a pointer to their saved copy.
+
+Then the person asks about the files the agent worked on last (`about <the last ASKED files read>`),
+and the stand-in's model, in its reread mode, reads again each one it no longer sees whole (a pointer,
+or only a name in a summary): *re-reads* counts those calls, and their cost is in the billed input.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ from standin.brain import is_summary_request  # noqa: E402
 
 SOURCE_CHARS = 400_000
 TURNS = 10
+ASKED = 5                 # the last files read that the person asks about at the end
+QUICK = dict(chars=60_000, limit="12000")      # --quick: 1 s summaries, 0.2 s replies, one long turn over these
 
 
 def make_workspace(folder: Path, chars: int = SOURCE_CHARS) -> list[str]:
@@ -74,23 +79,32 @@ def whole_results(messages) -> dict[str, bool]:
             for m in messages for b in blocks(m) if b.get("type") == "tool_result" and b.get("tool_use_id") in reads}
 
 
-def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: str = "") -> dict:
+def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: str = "", chars: int = SOURCE_CHARS,
+        limit: str = "", recent_work: str = "") -> dict:
     folder = Path(tempfile.mkdtemp(prefix="s08-bench-bg-"))
     try:
-        files = make_workspace(folder)
-        server = StandIn(brain=Brain(), reply_latency=reply, summary_latency=summary, record=True).start()
+        files = make_workspace(folder, chars)
+        server = StandIn(brain=Brain(reread=True), reply_latency=reply, summary_latency=summary, record=True).start()
         env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": str(folder / ".home"),
                "PATH": "/usr/bin:/bin", "APPROVAL_MODE": "yolo", "BACKGROUND_COMPACT": mode}
         if prepare_at:
             env["PREPARE_AT"] = prepare_at
+        if limit:
+            env["CONTEXT_LIMIT"] = limit
+        if recent_work:
+            env["RECENT_WORK"] = recent_work
         app = App(folder, environ=env, origin="print" if experiment == "read-all" else "interactive")
         waited: list[float] = []
         summarized: list[str] = []                # the transcripts of the summaries put in the history
         read: list[str] = []                      # every read_file call's id
+        paths: list[str] = []                     # and its path
+        rereads: list[str] = []                   # the read_file calls of the question at the end
 
         def note(e) -> None:
             if isinstance(e, ToolStarted) and e.name == "read_file":
-                read.append(e.tool_use_id)
+                (rereads if asking else read).append(e.tool_use_id)
+                if not asking:
+                    paths.append(str((e.input or {}).get("path", "")))
             if isinstance(e, Compaction) and "waited" in e.details:
                 waited.append(e.details["waited"])
             if isinstance(e, Compaction) and e.layer is CompactionKind.COMPACTED and e.details.get("transcript"):
@@ -109,6 +123,7 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
         agent_summarize = app.agent.summarize
         compactor.summarize = timing(lambda request: agent_summarize(request), "loop")
         compactor.background_summarize = timing(lambda request, emit: agent_summarize(request, emit), "background")
+        asking = False
         start = time.monotonic()
         if experiment == "read-all":
             app.turn("read every Python file one by one")
@@ -120,15 +135,17 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
         wall = time.monotonic() - start
         if experiment == "turns":
             wall -= (TURNS - 1) * (summary + 1)
+        seen = whole_results(app.messages)        # what the model has at the end: whole, or in a summary
+        seen.update((i, True) for t in summarized for i, whole in whole_results(read_transcript(folder / t)[1]).items()
+                    if whole)
+        unsummarized = sum(1 for i in read if not seen.get(i))
+        asking = True
+        app.turn("about " + " and ".join(list(dict.fromkeys(reversed(paths)))[:ASKED]))
         compactor.background.close()
         tally = TokenTally()
         for usage in server.usages:
             tally.add(usage)
         summaries = sum(1 for body in server.requests if is_summary_request(body))
-        seen = whole_results(app.messages)        # what the model has at the end: whole, or in a summary
-        seen.update((i, True) for t in summarized for i, whole in whole_results(read_transcript(folder / t)[1]).items()
-                    if whole)
-        unsummarized = sum(1 for i in read if not seen.get(i))
         app.close()
         server.stop()
         summary_time = sum(s for _, s in timed)
@@ -136,36 +153,41 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
         return {"experiment": experiment, "summary": summary, "reply": reply, "mode": mode, "wall": wall,
                 "summaries": summaries, "wasted": compactor.background.wasted, "summary_time": summary_time,
                 "blocked": blocked, "billed": tally.billed_input, "calls": len(server.requests),
-                "unsummarized": unsummarized, "reads": len(read)}
+                "unsummarized": unsummarized, "reads": len(read), "rereads": len(rereads)}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="5 s summaries and 0.5 s replies only")
+    parser.add_argument("--quick", action="store_true", help="one long turn over 60,000 characters with a 12,000-token "
+                                                             "limit, 1 s summaries and 0.2 s replies (does it still run?)")
     parser.add_argument("--summary", type=float, action="append", help="this summary latency only (repeatable)")
     parser.add_argument("--reply", type=float, action="append", help="this reply latency only (repeatable)")
     parser.add_argument("--experiment", choices=("read-all", "turns"), action="append", help="this one only")
     parser.add_argument("--prepare-at", default="", help="PREPARE_AT for the background runs (default: s08's)")
+    parser.add_argument("--recent-work", default="", help="RECENT_WORK for every run, both designs (default: s08's)")
     parser.add_argument("--workers", type=int, default=8)
     args = parser.parse_args()
-    summaries = args.summary or ([5.0] if args.quick else [5.0, 20.0])
-    replies = args.reply or ([0.5] if args.quick else [0.5, 2.0])
-    grid = [(e, s, r, m, args.prepare_at if m == "on" else "") for e in args.experiment or ("read-all", "turns")
+    summaries = args.summary or ([1.0] if args.quick else [5.0, 20.0])
+    replies = args.reply or ([0.2] if args.quick else [0.5, 2.0])
+    experiments = args.experiment or (["read-all"] if args.quick else ["read-all", "turns"])
+    size = QUICK if args.quick else dict(chars=SOURCE_CHARS, limit="")
+    grid = [(e, s, r, m, args.prepare_at if m == "on" else "", size["chars"], size["limit"], args.recent_work)
+            for e in experiments
             for s in summaries for r in replies for m in ("off", "on")]
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run, *zip(*grid)))
     blocking = {(r["experiment"], r["summary"], r["reply"]): r for r in results if r["mode"] == "off"}
     print("experiment  summary  reply  BACKGROUND  agent time  summaries (wasted)  summary time  blocked  "
-          "blocked/summary  billed input  vs blocking  unsummarized")
+          "blocked/summary  billed input  vs blocking  unsummarized  re-reads")
     for r in results:
         base = blocking[(r["experiment"], r["summary"], r["reply"])]
         share = r["blocked"] / r["summary_time"] if r["summary_time"] else 0.0
         print(f"{r['experiment']:<10}  {r['summary']:>5.0f} s  {r['reply']:>3.1f} s  {r['mode']:<10}  "
               f"{r['wall']:>8.1f} s  {r['summaries']:>9} ({r['wasted']})  {r['summary_time']:>10.1f} s  "
               f"{r['blocked']:>5.1f} s  {share:>15.2f}  {r['billed']:>12,.0f}  {r['billed'] / base['billed'] - 1:>+10.1%}  "
-              f"{r['unsummarized']:>5}/{r['reads']}")
+              f"{r['unsummarized']:>5}/{r['reads']}  {r['rereads']:>5}/{ASKED}")
     return 0
 
 

@@ -1,6 +1,7 @@
 """What the agent still knows after many compactions (prints figures; not a test).
 
     python bench/continuity.py
+    python bench/continuity.py --quick      the first QUICK_TURNS turns only (a few seconds)
 
 One scripted session of 12 turns is replayed by the real agent (in-process, real SDK and HTTP)
 against the local stand-in. Each turn the person gives one standing instruction ("never touch
@@ -20,6 +21,7 @@ cache reads, from the stand-in's simulation of the API's prompt cache).
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import shutil
@@ -33,11 +35,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from agent import App  # noqa: E402
 from session.costs import TokenTally  # noqa: E402
-from helpers import Model, is_summary_request  # noqa: E402
+from support.helpers import Model, is_summary_request  # noqa: E402
 from standin import StandIn, count_request_tokens  # noqa: E402
 from standin.cache import PromptCache  # noqa: E402
 
 TURNS, SEED = 12, 8
+QUICK_TURNS = 4
 INSTRUCTIONS = ["never touch legacy/", "keep tabs in the Makefile", "所有新注释都用中文写",
                 "run pytest -q before you say you are done", "add no new dependencies",
                 "keep every function under 60 lines", "use pathlib, never os.path", "answer in one short paragraph",
@@ -46,7 +49,7 @@ INSTRUCTIONS = ["never touch legacy/", "keep tabs in the Makefile", "所有新�
 CONFIGS = {
     "s08": {},
     "tutorial": dict(user_messages_budget=0, ledger_budget=0, prompt_cache="off", micro_clear_at_least=0,
-                     snip_target_messages=50),
+                     snip_target_messages=50, background_compact="off", recent_work=0),
 }
 FORGETFUL = {"text": "The work continued."}
 
@@ -67,9 +70,9 @@ def make_workspace(folder: Path) -> None:
             (folder / path).write_text("\n".join(lines) + "\n")
 
 
-def scenario() -> list[dict]:
+def scenario(turns: int = TURNS) -> list[dict]:
     replies = []
-    for turn in range(TURNS):
+    for turn in range(turns):
         reads, notes = paths_of(turn)[:3], paths_of(turn)[3]
         replies.append({"text": f"Reading turn {turn}'s modules.",
                         "tool_calls": [{"name": "read_file", "input": {"path": p}} for p in reads]})
@@ -79,9 +82,9 @@ def scenario() -> list[dict]:
     return replies
 
 
-def run(settings: dict, template: Path) -> dict:
+def run(settings: dict, template: Path, turns: int = TURNS) -> dict:
     now = [0.0]
-    model = Model(*scenario(), summaries=[FORGETFUL])
+    model = Model(*scenario(turns), summaries=[FORGETFUL])
 
     def brain(body):
         now[0] += 2
@@ -95,7 +98,7 @@ def run(settings: dict, template: Path) -> dict:
                    **{k.upper(): str(v) for k, v in settings.items()}}
             app = App(workspace, environ=env)
             app.set_emit(lambda event: None)
-            for turn, instruction in enumerate(INSTRUCTIONS[:TURNS]):
+            for turn, instruction in enumerate(INSTRUCTIONS[:turns]):
                 now[0] += 30
                 app.turn(f"From now on, {instruction}. Then review turn {turn}'s modules.")
             app.close()
@@ -104,22 +107,25 @@ def run(settings: dict, template: Path) -> dict:
             tally = TokenTally()
             for usage in server.usages:
                 tally.add(usage)
-            paths = [p for t in range(TURNS) for p in paths_of(t)]
-            return {"instructions": sum(i in text for i in INSTRUCTIONS[:TURNS]), "files": sum(p in text for p in paths),
+            paths = [p for t in range(turns) for p in paths_of(t)]
+            return {"instructions": sum(i in text for i in INSTRUCTIONS[:turns]), "files": sum(p in text for p in paths),
                     "paths": len(paths), "compactions": sum(map(is_summary_request, server.requests)),
                     "prompt": count_request_tokens(final), "billed": tally.billed_input,
                     "refused": len(server.rejections)}
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"the first {QUICK_TURNS} turns only (does it still run?)")
+    turns = QUICK_TURNS if parser.parse_args().quick else TURNS
     with tempfile.TemporaryDirectory(prefix="s08-continuity-template-") as tmp:
         template = Path(tmp)
         make_workspace(template)
-        print(f"{TURNS} turns, one standing instruction each, {TURNS * 4} paths touched; summaries say only "
+        print(f"{turns} turns, one standing instruction each, {turns * 4} paths touched; summaries say only "
               f"{FORGETFUL['text']!r}\n")
         for name, settings in CONFIGS.items():
-            r = run(settings, template)
-            print(f"{name:<10} instructions visible {r['instructions']}/{TURNS}, files visible {r['files']}/{r['paths']}, "
+            r = run(settings, template, turns)
+            print(f"{name:<10} instructions visible {r['instructions']}/{turns}, files visible {r['files']}/{r['paths']}, "
                   f"compactions {r['compactions']}, final prompt {r['prompt']:,} tokens, billed input "
                   f"{r['billed']:,.0f}" + (f", {r['refused']} requests refused" if r["refused"] else ""), flush=True)
     return 0

@@ -2,6 +2,8 @@
 
     python bench/cost.py            the four configurations, and the pipeline's CPU time per turn
     python bench/cost.py --sweep    also try other MICRO_CLEAR_AT_LEAST / SNIP_TARGET_MESSAGES values
+    python bench/cost.py --quick    tutorial and default over the first QUICK_TURNS turns (a few seconds)
+    python bench/cost.py --only 'default, 6-min pauses'     one configuration (and the tutorial, its base)
 
 One deterministic session — 25 user turns, over 150 model calls: reading many
 files, large command outputs, edits, new files — is replayed against the
@@ -47,13 +49,15 @@ from config import Settings  # noqa: E402
 from session.costs import TokenTally  # noqa: E402
 from session.log import LoggedHistory  # noqa: E402
 from llm.usage import Usage  # noqa: E402
-from helpers import Model, is_summary_request  # noqa: E402
+from support.helpers import Model, is_summary_request  # noqa: E402
 from standin import StandIn  # noqa: E402
 from standin.cache import PromptCache, shared_prefix  # noqa: E402
 
 TURNS, FILES, SEED = 25, 60, 8
+QUICK_TURNS = 4
 NEVER = 10 ** 9
-TUTORIAL = dict(micro_clear_at_least=0, snip_target_messages=50, user_messages_budget=0, ledger_budget=0)
+TUTORIAL = dict(micro_clear_at_least=0, snip_target_messages=50, user_messages_budget=0, ledger_budget=0,
+                background_compact="off", recent_work=0)      # the seeds: no summary prepared ahead, nothing kept
 UNTIMED = dict(cold_compact_at=1, cache_ttl="5m")     # s08 before it knew when its cache expires
 SMALL_WINDOW = 12_000
 CONFIGS = {        # name: (settings, seconds between turns, minimum cacheable tokens, the endpoint's window)
@@ -86,10 +90,10 @@ def make_workspace(folder: Path) -> None:
                                                f"{n} served in {rng.randint(1, 900)} ms\n" for n in range(4000)))
 
 
-def scenario() -> list[dict]:
+def scenario(turns: int = TURNS) -> list[dict]:
     """The model's side of the session: the same tool calls in the same order for every configuration."""
     rng, replies, edited = random.Random(SEED), [], set()
-    for turn in range(TURNS):
+    for turn in range(turns):
         for _ in range(rng.randint(4, 8)):
             kind = rng.choices(["read", "grep", "log", "test", "edit", "write", "ls"], [4, 2, 1, 3, 2, 1, 1])[0]
             i = rng.randrange(FILES)
@@ -119,11 +123,11 @@ def scenario() -> list[dict]:
 
 
 def run(name: str, settings: dict, template: Path, pause: float = 30, min_cacheable: int = 1024,
-        window: int | None = None) -> dict:
+        window: int | None = None, turns: int = TURNS) -> dict:
     """Replay the session under one configuration; figures from what the stand-in saw. `window`: the
     endpoint's context window, which s08 is not told (it learns it from the first refusal)."""
     now = [0.0]
-    model = Model(*scenario(), summaries=[{"text": SUMMARY}])
+    model = Model(*scenario(turns), summaries=[{"text": SUMMARY}])
 
     def brain(body):
         now[0] += 2                  # simulated seconds per model call
@@ -140,7 +144,7 @@ def run(name: str, settings: dict, template: Path, pause: float = 30, min_cachea
             app, events = App(workspace, environ=env), []
             app.set_emit(events.append)
             app.agent.compactor.cache.clock = lambda: now[0]       # s08 and the cache share the simulated clock
-            for turn in range(TURNS):
+            for turn in range(turns):
                 now[0] += pause
                 app.turn(f"Turn {turn}: keep going through the modules as planned.")
                 if window is None and any(a.startswith("400") for a in server.answers):
@@ -205,8 +209,17 @@ def main() -> int:
     parser.add_argument("--sweep", action="store_true", help="also try other defaults")
     parser.add_argument("--timing", action="store_true", help="also try COLD_COMPACT_AT and CACHE_TTL values with "
                                                               "pauses of 30 s, 6, 20 and 90 minutes")
+    parser.add_argument("--quick", action="store_true", help=f"tutorial and default over {QUICK_TURNS} turns only "
+                                                             "(a few seconds: does the bench still run?)")
+    parser.add_argument("--only", action="append", choices=list(CONFIGS), help="this configuration only (repeatable; "
+                                                                                 "the tutorial runs too, as the base)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting for every configuration but the tutorial's (e.g. BACKGROUND_COMPACT=off)")
     args = parser.parse_args()
-    configs = dict(CONFIGS)
+    extra = dict(item.split("=", 1) for item in args.set)
+    turns = QUICK_TURNS if args.quick else TURNS
+    chosen = ["tutorial", "default"] if args.quick else ["tutorial", *args.only] if args.only else list(CONFIGS)
+    configs = {name: CONFIGS[name] for name in dict.fromkeys(chosen)}
     if args.sweep:
         for clear in (0, 5_000, 10_000, 20_000, 40_000):
             for target in (20, 30, 40):
@@ -221,19 +234,26 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="s08-cost-template-") as tmp:
         template = Path(tmp)
         make_workspace(template)
-        print(f"{len(scenario())} scripted replies over {TURNS} turns; window {Settings().context_window:,}, "
+        print(f"{len(scenario(turns))} scripted replies over {turns} turns; window {Settings().context_window:,}, "
               f"CONTEXT_LIMIT {Settings().context_limit:,}\n")
         print(f"{'configuration':<27}{'billed input':>13}{'vs tutorial':>12}{'ideal':>11}{'vs ideal':>9}"
               f"{'hit':>6}{'peak prompt':>12}{'output':>9}{'calls':>6}{'summaries':>10}{'micro':>6}"
               f"{'snips':>6}{'refused':>8}")
         results = {}
         for name, (settings, pause, minimum, window) in configs.items():
-            r = results[name] = run(name, settings, template, pause, minimum, window)
+            if not name.startswith("tutorial"):
+                settings = {**settings, **{k.lower(): v for k, v in extra.items()}}
+            r = results[name] = run(name, settings, template, pause, minimum, window, turns)
             base = results["tutorial"]["billed"]
             note = f"  (stopped: refused after {r['turns']} turns)" if r["refused"] else ""
             print(f"{name:<27}{r['billed']:>13,.0f}{r['billed'] / base:>11.2f}×{r['ideal']:>11,.0f}"
                   f"{r['billed'] / r['ideal']:>8.2f}×{r['hit']:>6.0%}{r['peak']:>12,}{r['output']:>9,}"
                   f"{r['calls']:>6}{r['summaries']:>10}{r['micro']:>6}{r['snips']:>6}{r['over']:>8}{note}", flush=True)
+    for count in (200,) if args.quick else (200, 2_000, 20_000):
+        ms = pipeline_ms(count)
+        print(f"pipeline CPU per call at {count:,} messages: {ms:.3f} ms {'ok' if ms < 1 else 'MISSED (target < 1 ms)'}")
+    if len(configs) < len(CONFIGS):
+        return 0                        # the targets read the whole table
     d, t, p = results["default"], results["tutorial"], results["default, 6-min pauses"]
     small = results[f"default, {SMALL_WINDOW:,} window"]
     print(f"\ntargets: default ≤ 0.25× tutorial: {d['billed'] / t['billed']:.2f}× "
@@ -242,9 +262,6 @@ def main() -> int:
           f"default ≤ 1.3× its ideal: {d['billed'] / d['ideal']:.2f}× {'ok' if d['billed'] <= 1.3 * d['ideal'] else 'MISSED'}; "
           f"refused as too long: default {d['over']}, {SMALL_WINDOW:,} window {small['over']} "
           f"{'ok' if small['over'] <= 1 else 'MISSED (target ≤ 1)'}")
-    for count in (200, 2_000, 20_000):
-        ms = pipeline_ms(count)
-        print(f"pipeline CPU per call at {count:,} messages: {ms:.3f} ms {'ok' if ms < 1 else 'MISSED (target < 1 ms)'}")
     return 0
 
 

@@ -72,7 +72,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pause", type=float, default=1.5, help="seconds of 'typing' before the first Enter")
+    parser.add_argument("--quick", action="store_true", help="one run, no pause (does it still run?)")
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.pause = 1, 0.0
     print(f"{'run':<5}{'prompt':>9}{'first':>9}{'later':>9}   (seconds; pause before the first Enter {args.pause}s)")
     for run in range(1, args.runs + 1):
         prompt, first, later = one_run(args.pause)

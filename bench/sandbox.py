@@ -39,9 +39,11 @@ def median_ms(fn, runs: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
-    runs = parser.parse_args().runs
+    parser.add_argument("--quick", action="store_true", help="3 runs (does it still run?)")
+    args = parser.parse_args()
+    runs = 3 if args.quick else args.runs
     abi, problem = probe()
     if problem:
         print(f"no kernel sandbox here: {problem}")

@@ -4,6 +4,8 @@
     reactive_compact   when the API says the prompt is too long            (summary.py)
     estimate_tokens    the prompt's size as the API will count it           (tokens.py)
     Continuity         what every cut keeps: the person's messages, the work ledger (continuity.py)
+    recent_start       what every compaction keeps whole: the newest work the model has seen (recent.py)
+    cut_to_target      clear seen results, oldest first, to a token target (cut.py)
 
 The three cheap layers are objects with one interface (layer.py): a `name` (a CompactionKind),
 their own settings (defaults equal to config.py's; `from_settings` builds them from the one

@@ -2,7 +2,8 @@
 
     tool_result (1,800 chars of `ls -R` output, 6 results ago)  →  "[Previous: used bash]"
 
-The KEEP_RECENT newest results stay whole; results of PRESERVE_RESULT_TOOLS
+The KEEP_RECENT newest results stay whole, and so does the recent work (recent.py: the newest results
+the model has seen, up to RECENT_WORK of the limit in tokens); results of PRESERVE_RESULT_TOOLS
 (read_file by default: reference material the model would otherwise read
 again) are kept; results of 100 chars or less are not worth clearing; and
 results the model has not seen yet — the round after the last assistant
@@ -30,20 +31,23 @@ from storage import PERSISTED_OPEN, SAVED_TO, relative, write_output
 from .boundaries import replace_blocks, result_text, tool_names, unseen_start
 from .layer import LayerContext, SettingsLayer
 from .markers import MIN_CHARS, PLACEHOLDER_PREFIX, placeholder
+from .recent import RECENT_WORK, recent_budget, recent_start
 from .tokens import estimate_text
 
 
 
 @dataclass(frozen=True)
 class MicroSettings:
-    """KEEP_RECENT, PRESERVE_RESULT_TOOLS, MICRO_CLEAR_AT_LEAST (defaults = config.py's)."""
+    """KEEP_RECENT, PRESERVE_RESULT_TOOLS, MICRO_CLEAR_AT_LEAST, RECENT_WORK (defaults = config.py's)."""
     keep_recent: int = 3
     preserve: frozenset = frozenset({"read_file"})
     clear_at_least: int = 20_000
+    recent_work: float = RECENT_WORK
 
     @classmethod
     def from_settings(cls, settings) -> "MicroSettings":
-        return cls(settings.keep_recent, settings.preserved_tools, settings.micro_clear_at_least)
+        return cls(settings.keep_recent, settings.preserved_tools, settings.micro_clear_at_least,
+                   settings.recent_work)
 
 
 DEFAULTS = MicroSettings()
@@ -60,15 +64,21 @@ class MicroCompact(SettingsLayer):
         s = self.settings
         at_least = 0 if context.cold else s.clear_at_least
         count, saving = context.index.clearable(s.keep_recent, unseen_start(messages))
-        if not count or saving < at_least:
+        budget = recent_budget(s.recent_work, context.window.limit)
+        if not count or saving < at_least + budget:     # (up to `budget` of it may be the recent work)
             return messages             # what micro_compact would decide, without walking the history
-        return micro_compact(messages, s.keep_recent, s.preserve, clear_at_least=at_least, emit=context.emit)
+        keep_from = recent_start(messages, budget)
+        return micro_compact(messages, s.keep_recent, s.preserve, clear_at_least=at_least, emit=context.emit,
+                             keep_from=keep_from)
 
 
 def clearable_results(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,
-                      preserve: frozenset = DEFAULTS.preserve, min_chars: int = MIN_CHARS):
-    """(message index, block index, tool name, text) of every result micro_compact may clear."""
+                      preserve: frozenset = DEFAULTS.preserve, min_chars: int = MIN_CHARS, keep_from: int | None = None):
+    """(message index, block index, tool name, text) of every result micro_compact may clear (none from
+    `keep_from` on: the recent work)."""
     names, seen_before = tool_names(messages), unseen_start(messages)
+    if keep_from is not None:
+        seen_before = min(seen_before, keep_from)
     results = [(i, j, b) for i, m in enumerate(messages) if m.get("role") == "user"
                and not isinstance(m.get("content"), str) for j, b in enumerate(m["content"])
                if b.get("type") == "tool_result"]
@@ -85,12 +95,13 @@ def clearable_results(messages: list[dict], keep_recent: int = DEFAULTS.keep_rec
 
 def micro_compact(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,
                   preserve: frozenset = DEFAULTS.preserve, min_chars: int = MIN_CHARS, *,
-                  clear_at_least: int = DEFAULTS.clear_at_least, emit: Emit = ignore) -> list[dict]:
+                  clear_at_least: int = DEFAULTS.clear_at_least, emit: Emit = ignore,
+                  keep_from: int | None = None) -> list[dict]:
     """Return the history with old, large tool results replaced by placeholders — once they are worth
-    at least `clear_at_least` tokens together; never mutates."""
+    at least `clear_at_least` tokens together; never mutates. Nothing from `keep_from` on is cleared."""
     changes: dict[int, dict[int, dict]] = {}
     saved = 0
-    for i, j, name, text in clearable_results(messages, keep_recent, preserve, min_chars):
+    for i, j, name, text in clearable_results(messages, keep_recent, preserve, min_chars, keep_from):
         new_text = placeholder(name, text)
         if len(new_text) >= len(text):
             continue
@@ -105,14 +116,17 @@ def micro_compact(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,
     return out
 
 
-def clear_saving(messages: list[dict], workspace: Path) -> tuple[list[dict], int, list[dict]]:
-    """(history, count cleared, outputs): every result the model has seen (over MIN_CHARS, whatever its tool) saved to
+def clear_saving(messages: list[dict], workspace: Path, only=None) -> tuple[list[dict], int, list[dict]]:
+    """(history, count cleared, outputs): every result the model has seen (over MIN_CHARS, whatever its tool) —
+    or those of them at the (message, block) positions in `only` — saved to
     .task_outputs/ and cleared to a placeholder naming the file — a persisted output (tool_result_budget's,
     the bash tool's spill) keeps the name of the file it is in. A result that cannot be written stays whole.
     `outputs` lists what was written: path, tool_use_id, tool, size (the session index's record)."""
     changes: dict[int, dict[int, dict]] = {}
     outputs: list[dict] = []
     for i, j, name, text in clearable_results(messages, 0, frozenset()):
+        if only is not None and (i, j) not in only:
+            continue
         new_text = placeholder(name, text)
         if not text.startswith(PERSISTED_OPEN):      # on disk already only as a persisted output
             try:

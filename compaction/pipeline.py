@@ -19,10 +19,9 @@ when the settings change (`use_settings`):
     then old results are cleared whatever their batch size, and the history is summarized once it is
     past COLD_COMPACT_AT of the limit, because the prompt is written again anyway;
   - the session's snip transcript (SnipCompact hands back the one it started, in the LayerContext),
-    and the count of turns whose summary failed, in a row: after
-    MAX_FAILURES the automatic summary stops until the person runs /compact, so a broken summary call
-    can never make every turn slow or loop. A failed summary keeps the history and falls back to
-    snipping and clearing harder.
+    and the Breaker (breaker.py): after MAX_FAILURES failed summaries in a row the automatic summary
+    stops until /compact. A failed summary keeps the history and falls back to the cut without the
+    model (fallback.py).
 `compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too long" (and what
 an endpoint says instead: an empty answer to a prompt past what it answered before, an answer cut by
 the window — loop.py decides).
@@ -40,10 +39,17 @@ limit, a cold cache, "prompt is too long", the first call of a turn that would p
 prepared summary replaces the part it covers (`_apply`). What came after its snapshot no summary
 covers: its calls stay, and the results the model has seen become pointers to their saved copies
 (`_clear_seen`) — kept whole, they would be written to the prompt cache again and carried in every
-later request. At the limit while the summary is still written, the loop clears the results the model
-has seen instead of waiting (the summary covers the snapshot's part), and applies the summary once it
-is ready. While one is prepared, snip_compact waits (it would cut what the summary covers; a ready
-summary is applied instead when a snip is due). Off: exactly the blocking design.
+later request. At the limit while the summary is still written, the loop clears the older results the
+model has seen, all at once, instead of waiting (the summary covers the snapshot's part), and applies
+the summary once it is ready. While one is prepared, snip_compact waits (it would cut what the summary
+covers; a ready summary is applied instead when a snip is due). Off: exactly the blocking design.
+
+Every path keeps the recent work whole (recent.py: the newest RECENT_WORK of the limit the model has
+seen): a summary keeps it after the summary message, pointers stop before it, micro_compact leaves
+it; only a window with no room clears it (`_cut`, cut.py). The parts the Compactor orchestrates, each
+named for its decision: recent.py (what must stay), cut.py (how to cut to a target), schedule.py (when
+to prepare a summary), breaker.py (when automatic summaries stop), fallback.py (the cut without the
+model), background.py and summary.py (making a summary).
 """
 
 from __future__ import annotations
@@ -54,18 +60,22 @@ from typing import TYPE_CHECKING, Callable
 
 from events import Compaction, CompactionKind, Emit, ignore, Notice, SummaryWait
 from messages import blocks
-from storage import SNIPPED, TASK_OUTPUTS_DIR, finish_transcript, relative
+from storage import SNIPPED, finish_transcript
 from storage.safe import own_path
 from .background import Background, Preparation, covers, prompt_key
 from .boundaries import result_text
 from .markers import PLACEHOLDER_PREFIX
-from .budget import BudgetSettings, ToolResultBudget, persist_outputs
+from .breaker import Breaker
+from .budget import BudgetSettings, ToolResultBudget
 from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
-from .micro import MicroCompact, clear_saving, micro_compact
+from .cut import clear_to_pointers, picks_to_target, seen_between
+from .fallback import cut_without_model
+from .micro import MicroCompact
+from .recent import recent_budget, recent_start
 from .schedule import Schedule
-from .snip import SnipCompact, snip_to_transcript
+from .snip import SnipCompact
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
                       note_transcript, reactive_compact, summarized_history, summary_of)
 from .tokens import estimate_tokens, usage_tokens
@@ -76,12 +86,11 @@ if TYPE_CHECKING:
 
 AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMPACT, CompactionKind.REACTIVE_COMPACT
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
-MAX_FAILURES = 3
 REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
-                            # more than this share of the limit (the person's pause hides it)
+                            # more than this share of the limit and the next turn will apply it (the
+                            # person's pause hides it; earlier, it would be made again at every turn's end)
+WINDOW_ROOM = 0.8          # a prompt past the limit may grow to this share of the window while a summary is prepared
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
-FALLBACK_MIN_MESSAGES = 8
-FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
 
 
 class Compactor:
@@ -97,12 +106,12 @@ class Compactor:
         self.schedule = Schedule()                # when it is prepared and goes in (schedule.py)
         self.prepare_between_turns = True         # False when no turn follows (-p): nothing to prepare for
         self.hooks = None                         # PreCompact / PostCompact (hooks/session.py), or None
-        self.failures, self.auto_enabled = 0, True
+        self.breaker = Breaker()                  # when automatic summaries stop (breaker.py)
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
         self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
         self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
         self.silences = 0               # empty answers in a row
-        self.failed_this_turn = self.warned_this_turn = self.cold_turn = False
+        self.cold_turn = False
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
         self.window = Window(settings.context_limit, settings.context_window)
@@ -123,13 +132,35 @@ class Compactor:
         self.continuity.use_settings(settings, self.limit)
 
     @property
+    def failures(self) -> int:
+        return self.breaker.failures
+
+    @failures.setter
+    def failures(self, count: int) -> None:
+        self.breaker.failures = count
+
+    @property
+    def auto_enabled(self) -> bool:
+        return self.breaker.auto_enabled
+
+    @property
     def limit(self) -> int:
         return self.window.limit
+
+    @property
+    def room(self) -> int:
+        """Tokens a prompt may reach past the limit while a summary is prepared: the window, less the
+        answer's and a margin's share. Past it the recent work is cleared too."""
+        return int(self.window.tokens * WINDOW_ROOM)
+
+    @property
+    def recent_budget(self) -> int:
+        return recent_budget(self.settings.recent_work, self.limit)
 
     def begin_turn(self, ttl: str = "5m") -> None:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
         prompt cache expired (for breakpoints of this `ttl` mode) is a cold one (see the module docstring)."""
-        self.failed_this_turn = self.warned_this_turn = False
+        self.breaker.begin_turn()
         self.schedule.begin_turn()
         self.cold_turn = self.cache.cold(ttl)
 
@@ -223,17 +254,14 @@ class Compactor:
                 return self._apply(prep, out, messages, size, "the results it covers were cleared")
             return out
         if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
-            out, count = self._clear_seen(out, 0, "while the summary is prepared")    # the summary covers
-            if count:                                                                  # the snapshot's part
+            out, count = self._cut(out, "while the summary is prepared")   # the older work: the summary
+            if count:                                                            # covers the snapshot's part
                 prep.held = True
                 size = self.measure(out)
-                if size <= limit:             # room again without waiting for the summary
-                    return out
+            if size <= self.room:             # the recent work stays while the window has room: go on
+                return out
         if not self.auto_enabled:
-            if not self.warned_this_turn and size > limit:
-                self.warned_this_turn = True
-                self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries: {size:,} > "
-                                 f"{limit:,} tokens — run /compact to try again]", "warning"))
+            self.breaker.warn_off(size, limit, self.emit)
             return out
         if size > limit:
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens"))
@@ -280,13 +308,13 @@ class Compactor:
           - at a turn's end, when the next turns, adding as much as the last ones, would pass the limit
             (schedule.py) — the person's pause hides the summary; the next turn applies it first if that
             turn alone would pass the limit, else at the limit; a ready one is made again at a turn's
-            end when more than REFRESH_SHARE of the limit came after it;
+            end when more than REFRESH_SHARE of the limit came after it and the next turn will apply it;
           - inside a turn, once the context, growing as fast as over this turn's last calls, would reach
             the limit within about the time a summary takes."""
         self.collect()
         size = self.measure(messages)
         self.schedule.answered(size, time.monotonic(), final)
-        if (self.settings.background_compact != "on" or not self.auto_enabled or self.failed_this_turn
+        if (self.settings.background_compact != "on" or not self.auto_enabled or self.breaker.failed_this_turn
                 or not sent or sent[-1].get("role") != "user"):
             return
         if (size < self.settings.prepare_at * self.limit or estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS
@@ -297,8 +325,9 @@ class Compactor:
         prep = self._prepared(messages)
         if prep is not None:                           # one at a time
             uncovered = size - estimate_tokens(list(prep.snapshot), self.system, self.tools)
-            if not (final and prep.ready and uncovered > REFRESH_SHARE * self.limit):
-                return
+            if not (final and prep.ready and uncovered > REFRESH_SHARE * self.limit
+                    and self.schedule.turn_would_pass(size, self.limit)):    # made again only for the turn
+                return                                                       # that will apply it
             self.background.drop("a newer snapshot is prepared")
         elif not final and not self.schedule.due_in_turn(size, self.limit, self.background.typical_seconds()):
             return
@@ -308,27 +337,29 @@ class Compactor:
                          trigger=f"prepared in the background at {size:,} tokens, for the limit {self.limit:,}")
         self.background.start(sent, self.prompt_key, job, self.background_summarize)
 
-    def _clear_seen(self, messages: list[dict], start: int, why: str) -> tuple[list[dict], int]:
-        """(history, count): the tool results from `start` on that the model has seen, each saved to
-        .task_outputs/ and cleared to a placeholder naming the file (micro.clear_saving); the round the
-        model has not seen stays whole — what a blocking compaction keeps whole too.
-          - After the snapshot of a summary prepared in the background (`start` = its length): what no
-            summary covers. Kept whole, all of it would be written to the prompt cache again after the
-            summary, and sent in every later request (+18 % to +36 % billed input in bench/background.py).
-          - All of them (`start` = 0), when the limit is reached while the summary is still being
-            prepared: the summary covers the snapshot's part from what it was sent, and the loop goes on
-            instead of waiting for it. (Keeping the newest KEEP_RECENT whole too cost +4 % to +12 %.)"""
-        tail = messages[start:]
-        new, count, outputs = clear_saving(tail, self.workspace)
-        if not count:
-            return messages, 0
-        for o in outputs:
-            self.continuity.saved(o["path"], "output")
-        tokens = estimate_tokens(tail) - estimate_tokens(new)
-        self.emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} tool result{'s' * (count > 1)} {why} "
-                             f"(~{tokens:,} tokens; saved in {TASK_OUTPUTS_DIR}/)",
-                             {"count": count, "tokens": tokens, "outputs": outputs}))
-        return messages[:start] + new, count
+    def _clear_seen(self, messages: list[dict], start: int, end: int, why: str) -> tuple[list[dict], int]:
+        """(history, count): the tool results in messages[start:end] the model has seen cleared to pointers
+        to their saved copies (cut.py) — after the snapshot of a summary prepared in the background
+        (`start`) up to the recent work (`end`, recent.py): what no summary covers. Kept whole, all of it
+        would be written to the prompt cache again after the summary and sent in every later request
+        (+18 % to +36 % billed input in bench/background.py); the recent work the model would read again."""
+        return clear_to_pointers(messages, seen_between(messages, start, end), self.workspace, self.continuity,
+                                 self.emit, why)
+
+    def _cut(self, messages: list[dict], why: str) -> tuple[list[dict], int]:
+        """The limit is reached while the summary is prepared: clear the seen results of the older work
+        (all at once), and when the window has no room still, the recent work's too, oldest first, down
+        to the room (cut.py)."""
+        recent = recent_start(messages, self.recent_budget)
+        out, count = clear_to_pointers(messages, seen_between(messages, 0, recent), self.workspace, self.continuity,
+                                       self.emit, why)      # all of the older work at once: the prompt cache is
+        #                                                     written again once, not at every call past the limit
+        if self.measure(out) > self.room:          # (positions are unchanged: clearing moves no message)
+            picks = picks_to_target(out, self.room, self.measure, recent)
+            out, more = clear_to_pointers(out, picks, self.workspace, self.continuity, self.emit,
+                                          why + ", the window being full")
+            count += more
+        return out, count
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
                why: str = "") -> list[dict]:
@@ -354,8 +385,10 @@ class Compactor:
             self.background.drop("the history it covers changed")
             return self._summarize(out, "", AUTO, measured=measured, sent=messages, hooked=bool(self.hooks))
         note_transcript(self.continuity, prep.transcript, self.emit, prep.header)
+        recent = recent_start(base, self.recent_budget)
+        keep_from = min(prep.n, recent)         # the recent work stays whole, in the snapshot's part too
         try:
-            new, _ = summarized_history(base, prep.n, prep.text or "", prep.transcript, self.continuity,
+            new, _ = summarized_history(base, keep_from, prep.text or "", prep.transcript, self.continuity,
                                         self.system, self.tools,    # smaller than what it summarized (a part
                                         estimate_tokens(list(prep.snapshot) + base[prep.n:],  # cleared while
                                                         self.system, self.tools))             # it was written)
@@ -366,7 +399,9 @@ class Compactor:
         self.background.applied(prep)
         if self.hooks:
             self.hooks.post_compact("auto", prep.text or "")
-        new, _ = self._clear_seen(new, 1, "no summary covers")      # what came after the snapshot
+        shift = 1 - keep_from                   # base index → index in `new` (the summary message is first)
+        new, _ = self._clear_seen(new, prep.n + shift, recent + shift, "no summary covers")  # after the snapshot,
+        # before the recent work
         after = estimate_tokens(new, self.system, self.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
                         and result_text(b).startswith(PLACEHOLDER_PREFIX))
@@ -374,7 +409,7 @@ class Compactor:
             finish_transcript(own_path(prep.transcript, self.workspace), tokens_before=measured, tokens_after=after)
         except OSError:
             pass                           # the header keeps tokens_after null
-        self.failures, self.auto_enabled = 0, True
+        self.breaker.succeeded()
         self.meter.forget()
         ago = time.monotonic() - (prep.finished or time.monotonic())
         made = "from the session log" if prep.restored else f"prepared in {prep.seconds:.1f} s, {ago:.0f} s ago"
@@ -388,6 +423,8 @@ class Compactor:
         if base is not out:                # the history as sent: the cheap layers run on the result
             new = self.cheap_layers(new)
         size = self.measure(new)
+        if self.limit < size <= self.room:  # the next summary is prepared after the next answer (past the
+            return new                      # limit, it is due at once): nobody waits for a top-up
         if size > self.limit:              # the part after the snapshot alone is too big: top it up
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {self.limit:,} tokens after the "
                                        "prepared summary"))
@@ -410,7 +447,7 @@ class Compactor:
         job = SummaryJob(self.summarize, focus=focus, workspace=self.workspace, system=self.system,
                          tools=self.tools, window=window, max_input_tokens=input_budget(window, s.summary_max_tokens),
                          measured=measured or self.measure(messages), sent=sent, continuity=self.continuity,
-                         emit=self.emit, kind=why[0], trigger=why[1])
+                         emit=self.emit, kind=why[0], trigger=why[1], recent_work=self.recent_budget)
         began = time.monotonic()
         try:
             if kind is REACTIVE:
@@ -419,12 +456,14 @@ class Compactor:
                 new = compact_history(messages, job)
             self.background.timed.append(time.monotonic() - began)     # how long a summary takes here
         except SummaryFailed as exc:
+            if exc.trivial and kind is not MANUAL and self.measure(messages) <= self.room:
+                return messages         # all but the recent work is too little to summarize, and the window has room
             if exc.trivial:
                 self.emit(Notice(f"[{kind.label}: {exc}]", "info"))
             else:
                 self._count_failure(kind, exc)
             return messages if kind is MANUAL else self._fallback(messages)
-        self.failures, self.auto_enabled = 0, True
+        self.breaker.succeeded()
         self.meter.forget()
         if self.hooks:
             self.hooks.post_compact(trigger, summary_of(new))
@@ -444,38 +483,12 @@ class Compactor:
         return out if kind is MANUAL else self._fallback(out)
 
     def _count_failure(self, kind: CompactionKind, exc: Exception, where: str = "") -> None:
-        self.emit(Notice(f"[{kind.label} failed{where}: {exc}; the history was kept]", "warning"))
-        if self.failed_this_turn:
-            return
-        self.failed_this_turn = True
-        self.failures += 1
-        if self.failures >= MAX_FAILURES and self.auto_enabled:
-            self.auto_enabled, self.warned_this_turn = False, True
-            self.emit(Notice(f"[auto_compact is off after {MAX_FAILURES} failed summaries in a row; "
-                             "run /compact to try again]", "warning"))
+        self.breaker.failed(kind, exc, self.emit, where)
 
     def _fallback(self, messages: list[dict]) -> list[dict]:
-        """No model: every big output to disk (read_file's and unseen ones too), snip down to a short
-        tail, and clear every old result."""
-        before = estimate_tokens(messages, self.system, self.tools)
-        target = max(FALLBACK_MIN_MESSAGES, self.settings.snip_target_messages // 2)
-        try:
-            out, paths = persist_outputs(messages, FALLBACK_PERSIST_CHARS, FALLBACK_PERSIST_CHARS,
-                                         self.settings.preview_chars, preserve=frozenset(),
-                                         workspace=self.workspace, emit=self.emit)
-            for path in paths:
-                self.continuity.saved(relative(self.workspace, path), "output")
-            out, snipped_to = snip_to_transcript(out, target, target, workspace=self.workspace,
-                                                 transcript=self.snip_transcript, continuity=self.continuity,
-                                                 emit=self.emit, trigger="fallback: no summary")
-            self.snip_transcript = snipped_to or self.snip_transcript
-        except OSError as exc:
-            self.emit(Notice(f"[fallback could not write to disk: {exc.strerror or exc}]", "warning"))
-            out = messages
-        out = micro_compact(out, keep_recent=1, preserve=frozenset(), clear_at_least=0, emit=self.emit)
-        after = estimate_tokens(out, self.system, self.tools)
-        self.emit(Compaction(CompactionKind.FALLBACK, f"[fallback] cut without the model: {before:,} → {after:,} "
-                             "tokens" if after < before else "[fallback] nothing more to cut without the model"))
+        """No model: cut without it (fallback.py)."""
+        out, self.snip_transcript = cut_without_model(messages, self.settings, self.workspace, self.continuity,
+                                                      self.snip_transcript, self.emit, self.system, self.tools)
         return out
 
     # ---- on request ------------------------------------------------------------------
@@ -484,7 +497,7 @@ class Compactor:
         self.emit(Compaction(MANUAL, f"[{MANUAL.label}]" + (f" focus: {focus}" if focus else "")))
         self.collect()
         self.background.drop("a manual compact summarized the history")
-        self.failures, self.auto_enabled, self.failed_this_turn = 0, True, False
+        self.breaker.reset()
         return self._summarize(messages, focus, MANUAL, why=("manual", "compact" + (f", focus: {focus}" if focus else "")))
 
     def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None,

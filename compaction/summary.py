@@ -7,7 +7,8 @@
                                      + the summary
                                      + the work ledger                      ┐ continuity.py: kept by
                                      + the person's messages, verbatim ]    ┘ s08, not by the summary
-                  + the latest tool round, if the model has not seen it yet
+                  + the recent work (recent.py: the newest results the model has seen, up to
+                    RECENT_WORK of the limit) and the latest tool round, if the model has not seen it yet
 
 `summarize(messages) -> (text, stop_reason)` is passed in (the app gives it
 the real model). A summary that fails — an error, empty, cut off by
@@ -30,6 +31,7 @@ from storage import SUMMARIZED, finish_transcript, relative, transcript_header, 
 from .boundaries import safe_cuts, unseen_start
 from .continuity import Continuity
 from .markers import COMPACTED_PREFIX, SUMMARY_PREFIX
+from .recent import recent_start
 from .tokens import estimate_message, estimate_tokens
 
 CONTEXT_WINDOW, SUMMARY_MAX_TOKENS = 200_000, 2_000     # defaults = config.py's
@@ -69,6 +71,7 @@ class SummaryJob:
     continuity        the person's messages and the work ledger (default: read from the history)
     emit              where the events go
     kind, trigger     what the transcript's header says: summary, cold, manual or reactive, and why
+    recent_work       tokens of the newest seen results kept verbatim after the summary (recent.py)
     """
     summarize: Summarize
     focus: str = ""
@@ -83,6 +86,7 @@ class SummaryJob:
     emit: Emit = ignore
     kind: str = SUMMARIZED
     trigger: str = ""
+    recent_work: int = 0
 
 
 class SummaryFailed(Exception):
@@ -273,6 +277,10 @@ def _summarized(messages: list[dict], job: SummaryJob, keep_tail_tokens: int, ki
     given = keep_from is not None
     if keep_from is None:
         keep_from = _keep_from(messages, keep_tail_tokens) if messages else 0
+        if not keep_tail_tokens and job.recent_work:      # the recent work stays too (the summary covers it);
+            recent = recent_start(messages, job.recent_work)      # /compact summarizes it when nothing else is
+            if job.kind != "manual" or estimate_tokens(messages[:recent]) >= MIN_SUMMARIZABLE_TOKENS:
+                keep_from = min(keep_from, recent)
     if estimate_tokens(messages[:keep_from]) < MIN_SUMMARIZABLE_TOKENS:
         raise SummaryFailed("there is too little to summarize yet", trivial=True)
     workspace, system, tools, emit = Path(job.workspace or Path.cwd()), job.system, job.tools, job.emit

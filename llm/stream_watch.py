@@ -8,6 +8,13 @@ waits on a queue against two clocks, so nothing a server does — never answerin
 pinging forever — holds a call longer than `total`, and only events that carry the answer reset the
 `idle` timer. On a deadline or Ctrl-C the worker's socket is shut down, which ends its blocking read;
 a worker still waiting for the response headers ends at the HTTP client's own read timeout.
+
+The socket is shut down only while it is still this reader's. Once the body has been read the HTTP
+client closes the response and puts its connection back in the shared pool, where another thread's
+call (a summary prepared in the background, a sub-agent) may already be using it: shutting it down then
+cut that call ("Server disconnected"). So a caller that stops at the answer's last event
+(message_stop) first waits for the worker to finish the body, which the server has sent whole; and
+`abort` (a deadline, Ctrl-C, a reply refused halfway) leaves a closed response's connection alone.
 Lines longer than MAX_LINE_BYTES are refused instead of buffered.
 """
 
@@ -83,8 +90,12 @@ class _Worker(threading.Thread):
             self.queue.put(("error", exc))
 
     def abort(self) -> None:
+        """End the worker's read, if the connection is still the worker's (see the module docstring)."""
         self.cancelled = True
-        stream = self.http.extensions.get("network_stream") if self.http is not None else None
+        http = self.http
+        if http is None or http.is_closed:       # back in the pool (or gone): another call's now
+            return
+        stream = http.extensions.get("network_stream")
         sock = stream.get_extra_info("socket") if stream is not None else None
         if sock is not None:
             try:
@@ -98,7 +109,7 @@ def watched_events(open_response: Callable, idle: float, total: float) -> Iterat
     worker = _Worker(open_response)
     started = last = time.monotonic()
     worker.start()
-    done = False
+    done = complete = False
     try:
         while True:
             now = time.monotonic()
@@ -120,7 +131,22 @@ def watched_events(open_response: Callable, idle: float, total: float) -> Iterat
                 data = json_text.loads(item)
             except (ValueError, RecursionError):
                 raise MalformedStream("an event's data is not JSON") from None
+            complete = isinstance(data, dict) and data.get("type") == "message_stop"
             yield data
     finally:
+        if not done and complete:       # the caller stopped at the answer's end: the body is all sent,
+            done = _finished(worker, min(started + total, last + idle))     # let the worker finish it
         if not done:
             worker.abort()      # it is still reading: end it (a finished one has released its connection)
+
+
+def _finished(worker: _Worker, deadline: float) -> bool:
+    """Wait (until `deadline`) for the worker's end of the body; True once it came."""
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            kind, _ = worker.queue.get(timeout=left)
+        except queue.Empty:
+            return False
+        if kind in ("end", "error"):
+            return True
+    return False

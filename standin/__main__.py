@@ -31,6 +31,8 @@ def main(argv=None) -> int:
     parser.add_argument("--summary-latency", type=float, default=0.0, metavar="SECONDS",
                         help="seconds before the answer to a summary request starts (one whose last message "
                              "holds s08's <summary-request> instruction)")
+    parser.add_argument("--reread", action="store_true", help="asked 'about <file>', the demo model first reads "
+                        "again a file it no longer sees whole (a pointer, or only its name in a summary)")
     parser.add_argument("--lenient", action="store_true", help="skip request validation")
     parser.add_argument("--min-cacheable", type=int, default=1024, help="smallest prompt prefix that is cached")
     parser.add_argument("--plain-only", type=int, default=0, metavar="STATUS", help="/v1/chat/completions "
@@ -43,7 +45,7 @@ def main(argv=None) -> int:
         with open(args.script, encoding="utf-8") as f:
             script = json.load(f)
     try:
-        server = StandIn(script=script, brain=Brain(), strict=not args.lenient, context_window=args.window,
+        server = StandIn(script=script, brain=Brain(reread=args.reread), strict=not args.lenient, context_window=args.window,
                          api_key=args.key, port=args.port, delay=args.delay, verbose=args.verbose,
                          cache=PromptCache(min_cacheable=args.min_cacheable), admin=not args.no_admin,
                          plain_only=args.plain_only, reply_latency=args.reply_latency,

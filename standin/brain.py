@@ -8,6 +8,9 @@ real tool calls, enough to run the tutorial's experiments by hand:
     write <path>: <text>                 a write_file call (\\n in the text is a line break)
     edit <path>: replace <old> with <new>   an edit_file call
     read every Python file one by one    find, then one read_file per reply until done
+    about <path> [and <path> ...]        what it sees of each file; with Brain(reread=True) it first
+                                         reads again each one it no longer sees whole (only a pointer
+                                         to a saved copy, or its name in a summary), as a model would
     use the compact tool [focus: ...]    a compact call
     tell me a long story                 a slow streamed answer (try Ctrl-C)
     a summary request                    a summary built from the conversation it was sent
@@ -128,6 +131,26 @@ def _result_text(block: dict) -> str:
     return content if isinstance(content, str) else _text_of(content)
 
 
+POINTER_STARTS = ("[Previous: used", "<persisted-output>")      # a cleared or persisted result
+
+
+def _whole_reads(messages: list[dict]) -> dict[str, str]:
+    """path → the text of the newest read_file result that holds that file whole."""
+    asked = {b.get("id"): (b.get("input") or {}).get("path") for m in messages if m["role"] == "assistant"
+             and isinstance(m["content"], list) for b in m["content"]
+             if b.get("type") == "tool_use" and b.get("name") == "read_file"}
+    whole: dict[str, str] = {}
+    for m in messages:
+        if m["role"] != "user" or isinstance(m["content"], str):
+            continue
+        for b in m["content"]:
+            path = asked.get(b.get("tool_use_id")) if b.get("type") == "tool_result" else None
+            text = _result_text(b) if path else ""
+            if path and not b.get("is_error") and not text.startswith(POINTER_STARTS):
+                whole[path] = text
+    return whole
+
+
 # "Every Python file" means the workspace's own: what git tracks or would track (git-ignored folders
 # left out), and never a build/ folder, an *.egg-info, a virtualenv or a hidden folder — the same
 # rule when there is no git (find prunes those folders, own_python_files drops them from either list).
@@ -155,7 +178,8 @@ def _bash(command: str) -> dict:
 class Brain:
     """Callable reply source for StandIn(brain=Brain())."""
 
-    def __init__(self, label: str = ""):
+    def __init__(self, label: str = "", reread: bool = False):
+        self.reread = reread
         self.plan_key: str | None = None
         self.files: list[str] | None = None
         self.listed_with = LIST_TRACKED
@@ -179,6 +203,9 @@ class Brain:
         if ("every python file" in low or "all python files" in low or
                 ("python" in low and ("逐个" in request or "每个" in request or "所有" in request))):
             return self._read_all(request, results, zh)
+        about = re.match(r"^(?:about|关于)\s+(.+)$", request, re.I | re.S)
+        if about:
+            return self._about(about.group(1), messages)
         if results:
             return {"text": self._report(results, zh)}
         match = re.match(r"^(?:run|运行|执行|\$)\s*[:：]?\s*(.+)$", request, re.S | re.I)
@@ -223,6 +250,20 @@ class Brain:
         self.plan_key = None
         return {"text": f"我逐个读完了 {done} 个 Python 文件。" if zh else
                 f"I read all {done} Python files one by one."}
+
+    def _about(self, listed: str, messages: list[dict]) -> dict:
+        """What it sees of each file: its lines when a read_file result holds it whole; in reread mode
+        a file it does not see whole is read again first (one call, all of them in parallel)."""
+        paths = [p.strip(" `'\"") for p in re.split(r",|\band\b|和", listed) if p.strip(" `'\"")]
+        whole = _whole_reads(messages)
+        missing = [p for p in paths if p not in whole]
+        last = messages[-1]
+        rereading = last["role"] == "user" and _pending_results(messages)
+        if missing and self.reread and not rereading:
+            return {"text": "Reading again what I no longer see whole.",
+                    "tool_calls": [{"name": "read_file", "input": {"path": p}} for p in missing]}
+        return {"text": "\n".join(f"- {p}: {len(_output_lines(whole[p]))} lines" if p in whole else
+                                  f"- {p}: I no longer see it whole" for p in paths)}
 
     def _report(self, results: list[dict], zh: bool) -> str:
         lines = []

@@ -149,7 +149,8 @@ def test_a_prepared_summary_applied_to_a_grown_history_is_the_blocking_compactio
     limit = max(1_000, estimate_tokens(history) - 1)        # over the limit only once it grew: applied then
     s = Settings(context_limit=limit, context_window=200_000, snip_max_messages=10_000, persist_threshold=10 ** 7,
                  round_budget=10 ** 8, micro_clear_at_least=10 ** 8, user_messages_budget=10 ** 6,
-                 ledger_budget=10 ** 6, prepare_at=0.05, background_compact="on")
+                 ledger_budget=10 ** 6, prepare_at=0.05, background_compact="on",
+                 recent_work=0)     # (the recent work kept whole: test_recent_work_properties.py)
     requests: list = []
     compactor = Compactor(s, shared, model(requests), continuity=keep)
     compactor.background_summarize = model(requests)

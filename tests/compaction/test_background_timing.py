@@ -3,8 +3,9 @@ while it is still being written — the Compactor alone, with a summarizer the t
 
   - between turns: prepared only when the next turn, adding as much as the largest of the last turns,
     would pass the limit; the next turn then applies it before its first call;
-  - at the limit while it is written: the results the model has seen are cleared to pointers (the large
-    ones saved to disk), the loop goes on without waiting, and the summary is applied once ready;
+  - at the limit while it is written: the loop goes on without waiting, clearing nothing while the window
+    has room; past that the results the model has seen are cleared to pointers, oldest first (saved to
+    disk), and the summary is applied once ready;
   - applied: what came after its snapshot keeps its calls, and their results the model has seen are
     pointers (no summary covers them); the round the model has not seen stays whole.
 """
@@ -15,6 +16,7 @@ import threading
 
 from compaction import Compactor
 from compaction.micro import clear_saving
+from compaction.recent import recent_start
 from compaction.boundaries import result_text
 from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX
 from config import Settings
@@ -41,8 +43,8 @@ class Gate:
 
 
 def compactor_for(workspace, limit: int, events: list, gate: Gate, **more) -> Compactor:
-    s = Settings(context_limit=limit, context_window=200_000, prepare_at=0.3, background_compact="on",
-                 micro_clear_at_least=10 ** 8, snip_max_messages=10_000, cold_compact_at=1.0, **more)
+    s = Settings(**{**dict(context_limit=limit, context_window=200_000, prepare_at=0.3, background_compact="on",
+                           micro_clear_at_least=10 ** 8, snip_max_messages=10_000, cold_compact_at=1.0), **more})
     compactor = Compactor(s, workspace, gate, emit=events.append)
     compactor.background_summarize = gate
     return compactor
@@ -124,24 +126,59 @@ def test_the_next_turn_applies_a_ready_summary_before_its_first_call_if_it_would
     validate_request({"model": "m", "max_tokens": 10, "messages": out})
 
 
-def test_at_the_limit_while_it_is_written_the_loop_clears_results_and_goes_on(tmp_path):
+def test_at_the_limit_while_it_is_written_the_loop_goes_on_clearing_the_older_work_and_keeps_the_recent(tmp_path):
     events, gate = [], Gate()                                 # held back: never ready during the turn
-    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    compactor = compactor_for(tmp_path, 20_000, events, gate, recent_work=0.2)   # a result or two
     messages: list[dict] = []
     for i in range(3):
         turn(compactor, messages, f"read two files, part {i}", [2 * i, 2 * i + 1])
     prep = compactor.background.current
     assert prep is not None and not prep.done.is_set()
     turn(compactor, messages, "read four more", [6, 7, 8, 9])      # passes 20,000 twice
+    assert compactor.measure(messages) <= 20_000
     assert not prep.done.is_set() and compactor.background.current is prep    # nobody waited for it
     assert not any(isinstance(e, SummaryWait) for e in events) and not applied(events)
     assert any("while the summary is prepared" in getattr(e, "message", "") for e in events)
-    assert compactor.measure(messages) <= 20_000
+    texts = [result_text(b) for m in messages if isinstance(m["content"], list) for b in m["content"]
+             if b.get("type") == "tool_result"]
+    recent = recent_start(messages, compactor.recent_budget)
+    assert recent < len(messages) - 1                              # the recent work holds a result…
+    assert all(result_text(b) == BIG for m in messages[recent:] if isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result")       # …whole
+    assert texts[0].startswith(PLACEHOLDER_PREFIX)                 # the oldest: a pointer
+    gate.release()
+    assert prep.done.wait(10)
+    messages.append(user("thanks"))
+    compactor.begin_turn()
+    out = compactor.prepare(messages)                         # ready, and past the limit: applied
+    [line] = applied(events)
+    assert line.details["covered"] == prep.n and compactor.measure(out) <= 20_000
+    newest = [b for m in out if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"]
+    assert newest and result_text(newest[-1]) == BIG          # the recent work: whole
+    validate_request({"model": "m", "max_tokens": 10, "messages": out})
+
+
+def test_at_the_limit_while_it_is_written_a_full_window_clears_the_oldest_results_first(tmp_path):
+    events, gate = [], Gate()                                 # held back: never ready during the turn
+    compactor = compactor_for(tmp_path, 20_000, events, gate, context_window=26_000)  # room: 20,800
+    messages: list[dict] = []
+    for i in range(3):
+        turn(compactor, messages, f"read two files, part {i}", [2 * i, 2 * i + 1])
+    prep = compactor.background.current
+    assert prep is not None and not prep.done.is_set()
+    turn(compactor, messages, "read four more", [6, 7, 8, 9])      # passes the window's room
+    assert not prep.done.is_set() and compactor.background.current is prep    # nobody waited for it
+    assert not any(isinstance(e, SummaryWait) for e in events) and not applied(events)
+    assert any("while the summary is prepared" in getattr(e, "message", "") for e in events)
+    assert compactor.measure(messages) <= 20_800
     validate_request({"model": "m", "max_tokens": 10, "messages": messages})
-    cleared = [b for m in messages for b in m["content"] if isinstance(m["content"], list)
-               and b.get("type") == "tool_result" and result_text(b).startswith(PLACEHOLDER_PREFIX)]
-    assert cleared and all("saved at .task_outputs/" in result_text(b) for b in cleared)
-    saved = result_text(cleared[0]).split("saved at ")[1]
+    texts = [result_text(b) for m in messages if isinstance(m["content"], list) for b in m["content"]
+             if b.get("type") == "tool_result"]
+    cleared = [t.startswith(PLACEHOLDER_PREFIX) for t in texts]
+    assert any(cleared) and cleared == sorted(cleared, reverse=True)     # the oldest first
+    assert texts[-1] == BIG                                              # the newest: whole
+    assert all("saved at .task_outputs/" in t for t in texts if t.startswith(PLACEHOLDER_PREFIX))
+    saved = next(t for t in texts if t.startswith(PLACEHOLDER_PREFIX)).split("saved at ")[1]
     assert (tmp_path / saved).read_text(encoding="utf-8") == BIG     # the whole output, byte for byte
     gate.release()
     assert prep.done.wait(10)
@@ -208,7 +245,7 @@ def test_when_the_summary_fails_after_the_results_were_cleared_every_one_is_stil
             return "", "end_turn"                              # an empty summary: unusable
 
     gate = Failing()
-    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    compactor = compactor_for(tmp_path, 20_000, events, gate, context_window=26_000)   # no room: cleared
     messages: list[dict] = []
     for i in range(3):
         turn(compactor, messages, f"read two files, part {i}", [2 * i, 2 * i + 1])
@@ -223,7 +260,7 @@ def test_when_the_summary_fails_after_the_results_were_cleared_every_one_is_stil
     assert not applied(events) and any("failed" in getattr(e, "text", "") for e in events)
     cleared = [result_text(b) for m in messages if isinstance(m["content"], list) for b in m["content"]
                if b.get("type") == "tool_result" and result_text(b).startswith(PLACEHOLDER_PREFIX)]
-    assert len(cleared) >= 6
+    assert len(cleared) >= 3
     for text in cleared:
         assert (tmp_path / text.split("saved at ")[1]).read_text(encoding="utf-8") == BIG
     validate_request({"model": "m", "max_tokens": 10, "messages": messages})

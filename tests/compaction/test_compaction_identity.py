@@ -137,7 +137,7 @@ def test_a_layer_that_cannot_write_is_skipped_and_the_others_still_run(workspace
     big = call("bash", command="seq")
     messages += [ask(big), results((big, "y" * 50_000))]
     events = []
-    settings_ = Settings(**{**SMALL.__dict__, "micro_clear_at_least": 0, "keep_recent": 1})
+    settings_ = Settings(**{**SMALL.__dict__, "micro_clear_at_least": 0, "keep_recent": 1, "recent_work": 0})
     out = Compactor(settings_, workspace, lambda r: ("", None), emit=events.append).cheap_layers(messages)
     warnings = [e.text for e in events if isinstance(e, Notice) and e.kind == "warning"]
     assert warnings and warnings[0].startswith("[tool_result_budget could not write to disk: No space left")

@@ -88,7 +88,7 @@ def test_prompt_cache_off_sends_no_breakpoints(app_for, standin):
 def test_batched_clearing_leaves_the_sent_prefix_identical_until_it_fires(app_for, standin):
     rounds = [{"tool_calls": [{"name": "bash", "input": {"command": f"seq {i} 1200"}}]} for i in range(8)]
     standin.brain = Model(*rounds, {"text": "done"})
-    app, events = app_for(micro_clear_at_least=8_000, keep_recent=2)
+    app, events = app_for(micro_clear_at_least=8_000, keep_recent=2, recent_work=0)   # batching alone
     app.turn("run the sequence commands")
     requests = [plain(r["messages"]) for r in standin.requests]
     fired = [n for n in range(1, len(requests)) if requests[n][:len(requests[n - 1])] != requests[n - 1]]

@@ -45,7 +45,7 @@ def test_the_index_decides_exactly_what_the_uncached_layers_decide(index_workspa
                                                                     clear_at_least, logged, data):
     folder = index_workspace
     s = Settings(snip_max_messages=10 ** 6, persist_threshold=8_000, round_budget=20_000, keep_recent=keep_recent,
-                 micro_clear_at_least=clear_at_least, context_limit=10 ** 6)
+                 micro_clear_at_least=clear_at_least, context_limit=10 ** 6, recent_work=0)
     compactor = Compactor(s, folder, lambda r: ("", None))
     messages = LoggedHistory() if logged else []
 

@@ -1,0 +1,50 @@
+"""The cut without the model: what a compaction does when no summary can be had (the summary failed,
+or automatic summaries are off after MAX_FAILURES in a row).
+
+    every output over FALLBACK_PERSIST_CHARS → .task_outputs/ (read_file's and unseen ones too)
+    snip down to max(FALLBACK_MIN_MESSAGES, SNIP_TARGET_MESSAGES / 2) messages (→ .transcripts/)
+    clear every old result but the newest
+
+It is the one path that does not keep the recent work whole (recent.py): it runs when the summary
+could not make room, and the window must have it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from events import Compaction, CompactionKind, Emit, Notice
+from storage import relative
+from .budget import persist_outputs
+from .continuity import Continuity
+from .micro import micro_compact
+from .snip import snip_to_transcript
+from .tokens import estimate_tokens
+
+FALLBACK_MIN_MESSAGES = 8
+FALLBACK_PERSIST_CHARS = 4_000      # the fallback moves every output larger than this to disk
+
+
+def cut_without_model(messages: list[dict], settings, workspace: Path, continuity: Continuity,
+                      snip_transcript: Path | None, emit: Emit, system=None,
+                      tools=None) -> tuple[list[dict], Path | None]:
+    """(history, the session's snip transcript): every big output to disk, snip down to a short tail,
+    and clear every old result. A disk that cannot be written skips the first two (said once)."""
+    before = estimate_tokens(messages, system, tools)
+    target = max(FALLBACK_MIN_MESSAGES, settings.snip_target_messages // 2)
+    try:
+        out, paths = persist_outputs(messages, FALLBACK_PERSIST_CHARS, FALLBACK_PERSIST_CHARS,
+                                     settings.preview_chars, preserve=frozenset(), workspace=workspace, emit=emit)
+        for path in paths:
+            continuity.saved(relative(workspace, path), "output")
+        out, snipped_to = snip_to_transcript(out, target, target, workspace=workspace, transcript=snip_transcript,
+                                             continuity=continuity, emit=emit, trigger="fallback: no summary")
+        snip_transcript = snipped_to or snip_transcript
+    except OSError as exc:
+        emit(Notice(f"[fallback could not write to disk: {exc.strerror or exc}]", "warning"))
+        out = messages
+    out = micro_compact(out, keep_recent=1, preserve=frozenset(), clear_at_least=0, emit=emit)
+    after = estimate_tokens(out, system, tools)
+    emit(Compaction(CompactionKind.FALLBACK, f"[fallback] cut without the model: {before:,} → {after:,} tokens"
+                    if after < before else "[fallback] nothing more to cut without the model"))
+    return out, snip_transcript
