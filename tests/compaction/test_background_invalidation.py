@@ -33,7 +33,7 @@ def prepared_app(app_for, standin, workspace, **settings):
     app.turn("read mod_0.py and mod_1.py and mod_2.py")
     prep = app.agent.compactor.background.current
     if settings.get("background_compact") != "off":
-        assert prep is not None and prep.done.wait(10) and prep.text
+        assert prep is not None and prep.done.wait(120) and prep.text
     return app, events
 
 

@@ -160,7 +160,7 @@ def test_a_prepared_summary_applied_to_a_grown_history_is_the_blocking_compactio
     if prep is None:         # too little to summarize: nothing prepared, nothing to compare
         assert estimate_tokens(snapshot) < MIN_SUMMARIZABLE_TOKENS + 2_000
         return
-    assert prep.done.wait(10)
+    assert prep.done.wait(120)
     assert requests[-1] == snapshot + [requests[-1][-1]], "the summary request is the history as sent + instruction"
     out = compactor.prepare(history)
     if compactor.measure(history) <= limit:     # (a small history under the 1,000-token floor) not due

@@ -96,7 +96,7 @@ def test_between_turns_it_is_prepared_only_when_the_next_turns_would_pass_the_li
     assert compactor.background.current is None and gate.calls == 0
     talk(compactor, messages, "part 3")           # ~12,800: two more would pass 16,000
     prep = compactor.background.current
-    assert prep is not None and prep.done.wait(10) and prep.ready
+    assert prep is not None and prep.done.wait(120) and prep.ready
     assert prep.n == len(messages) - 1            # the history as the last call sent it
     assert not applied(events)
 
@@ -109,7 +109,7 @@ def test_the_next_turn_applies_a_ready_summary_before_its_first_call_if_it_would
     for n in range(4):
         talk(compactor, messages, f"part {n}")
     prep = compactor.background.current
-    assert prep.done.wait(10)
+    assert prep.done.wait(120)
     compactor.begin_turn()
     messages.append(user("a short question"))     # then a turn like the last ones would still fit: not yet
     assert compactor.prepare(messages) is messages and not applied(events)
@@ -147,7 +147,7 @@ def test_at_the_limit_while_it_is_written_the_loop_goes_on_clearing_the_older_wo
                for b in m["content"] if b.get("type") == "tool_result")       # …whole
     assert texts[0].startswith(PLACEHOLDER_PREFIX)                 # the oldest: a pointer
     gate.release()
-    assert prep.done.wait(10)
+    assert prep.done.wait(120)
     messages.append(user("thanks"))
     compactor.begin_turn()
     out = compactor.prepare(messages)                         # ready, and past the limit: applied
@@ -181,7 +181,7 @@ def test_at_the_limit_while_it_is_written_a_full_window_clears_the_oldest_result
     saved = next(t for t in texts if t.startswith(PLACEHOLDER_PREFIX)).split("saved at ")[1]
     assert (tmp_path / saved).read_text(encoding="utf-8") == BIG     # the whole output, byte for byte
     gate.release()
-    assert prep.done.wait(10)
+    assert prep.done.wait(120)
     compactor.begin_turn()
     messages.append(user("thanks"))
     out = compactor.prepare(messages)                         # ready, and what it covers was cleared: applied
@@ -204,7 +204,7 @@ def test_applied_at_the_limit_the_part_after_its_snapshot_keeps_its_calls_and_th
         compactor.after_reply(sent, messages, final=False)
         messages.append(results((c, BIG)))
     prep = compactor.background.current
-    assert prep is not None and prep.done.wait(10) and prep.n < 7
+    assert prep is not None and prep.done.wait(120) and prep.n < 7
     read_round(messages, 3)                      # the model saw mod_0..2's results, not mod_3's
     out = compactor.prepare(messages)            # past 10,000
     [line] = applied(events)
@@ -253,7 +253,7 @@ def test_when_the_summary_fails_after_the_results_were_cleared_every_one_is_stil
     turn(compactor, messages, "read four more", [6, 7, 8, 9])  # the limit, while it is written: cleared
     assert prep.held
     gate.release()
-    assert prep.done.wait(10) and prep.text is None
+    assert prep.done.wait(120) and prep.text is None
     compactor.begin_turn()
     messages.append(user("go on"))
     messages[:] = compactor.prepare(messages)                 # the failure is taken: counted, nothing applied

@@ -72,7 +72,7 @@ def test_the_recent_work_survives_every_compaction_path_whole(shared, data):
         compactor.after_reply(snapshot, snapshot + [history[len(snapshot)]], final=False)
         prep = compactor.background.current
         if prep is not None:
-            assert prep.done.wait(10)
+            assert prep.done.wait(120)
         out = compactor.prepare(history)
     elif path == "micro":
         compactor.use_settings(Settings(**{**s.__dict__, "micro_clear_at_least": 0, "keep_recent": 0,

@@ -21,7 +21,7 @@ def prepared_app(app_for, standin, workspace):
     app, events = app_for(context_limit=6000, prepare_at=0.3, background_compact="on")
     app.turn("read mod_0.py and mod_1.py and mod_2.py")
     prep = app.agent.compactor.background.current
-    assert prep is not None and prep.done.wait(10) and prep.text
+    assert prep is not None and prep.done.wait(120) and prep.text
     return app, events
 
 
