@@ -30,7 +30,9 @@ from storage import write_private
 
 USER_NAME = "mcp.json"
 PROJECT_NAME = ".mcp.json"
-NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")      # becomes part of mcp__NAME__TOOL: no "__" inside
+# becomes part of mcp__NAME__TOOL: no "__" inside, and no "_" at either end — `edge_` would make
+# mcp__edge___echo, which splits (and matches the person's allow list) as server `edge`
+NAME = re.compile(r"^(?!_)[A-Za-z0-9_-]{1,40}(?<!_)$")
 MAX_SERVERS = 50
 MAX_ARGS = 200
 MAX_TEXT = 4_000                                  # chars of one command, argument, url or value
@@ -100,7 +102,7 @@ def _pairs(value, what: str, environ) -> tuple[tuple[str, str], ...]:
 def entry(name: str, raw, scope: str, environ: Mapping[str, str]) -> Entry:
     """One entry, checked; ValueError says what is wrong with it."""
     if not NAME.match(name) or "__" in name:
-        raise ValueError("a server name is 1–40 letters, digits, - or _ (no __)")
+        raise ValueError("a server name is 1–40 letters, digits, - or _ (no __, no _ at either end)")
     if not isinstance(raw, dict):
         raise ValueError("an entry must be an object")
     kind = raw.get("type", "stdio")

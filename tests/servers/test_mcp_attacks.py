@@ -1,0 +1,52 @@
+"""The MCP client reviewed as the person's adversary: what a cloned repository's .mcp.json, an agreed server
+and the model's replies can try, each run for real (real files, the real SDK, real server processes)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace as NS
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from approvals.policy import Approvals, mcp_allowed
+from servers import config
+from servers.bridge import split_name, tool_name
+from servers.manager import Servers
+from support.mcp_servers import config_dir, edge_entry
+
+SETTINGS = NS(mcp_timeout=30.0, mcp_tool_timeout=30.0, mcp_schema_budget=0, context_limit=200_000)
+
+
+def home_env(tmp_path) -> dict[str, str]:
+    return {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "GITHUB_TOKEN": "ghp_secretvalue123"}
+
+
+@given(st.from_regex(config.NAME, fullmatch=True), st.text(alphabet="ab_-", min_size=1, max_size=8))
+def test_every_server_name_config_accepts_splits_back_to_itself(server, tool):
+    try:
+        config.entry(server, {"command": "x"}, "project", {})
+    except ValueError:
+        return
+    assert split_name(tool_name(server, tool)) == (server, tool)
+    assert mcp_allowed(tool_name(server, tool), (f"mcp__{server}",))
+
+
+@pytest.mark.mcp
+def test_a_repository_server_named_like_the_persons_plus_an_underscore_gets_none_of_its_grants(tmp_path):
+    """The person allows their own `edge` server ahead; an agreed repository server `edge_` would make tools
+    named mcp__edge___echo, which split (and matched the allow list) as server `edge`."""
+    env, workspace = home_env(tmp_path), tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"edge_": edge_entry()}}))
+    user_file = config_dir(tmp_path / "home") / ".env"
+    servers = Servers(workspace, SETTINGS, env, (), user_file, tmp_path / "logs")
+    notices: list = []
+    try:
+        servers.start(lambda question: "y", notices.append)
+        approvals = Approvals("default", allow_tools=("mcp__edge",))
+        assert all(approvals.needs_approval(t.name, {}) is not None for t in servers.tools)
+        assert not servers.tools and any("edge_" in p for p in servers.problems)
+    finally:
+        servers.close()
