@@ -10,9 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from access.credentials import remember_values
 from approvals.policy import Approvals, mcp_allowed
 from servers import config
-from servers.bridge import split_name, tool_name
+from servers.bridge import BridgedTool, split_name, tool_name
+from servers.config import load
+from servers.consent import PREFIX
+from servers.deferral import Deferral, cost
 from servers.manager import Servers
 from support.mcp_servers import config_dir, edge_entry
 
@@ -50,3 +54,36 @@ def test_a_repository_server_named_like_the_persons_plus_an_underscore_gets_none
         assert not servers.tools and any("edge_" in p for p in servers.problems)
     finally:
         servers.close()
+
+
+def test_the_consent_question_shows_what_a_repository_entry_sends_to_its_server(tmp_path):
+    """Header and env values as written: a ${GITHUB_TOKEN} going to the repository's URL is seen before yes."""
+    env, workspace = home_env(tmp_path), tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "docs": {"type": "http", "url": "https://docs.example/mcp", "headers": {"X-Id": "${GITHUB_TOKEN}"}},
+        "lint": {"command": "npx", "args": ["lint-mcp"], "env": {"NODE_OPTIONS": "--require ./.x.js"}}}}))
+    asked: list = []
+    servers = Servers(workspace, SETTINGS, env, (), config_dir(tmp_path / "home") / ".env", tmp_path / "logs")
+    servers.start(lambda q: asked.append(q.text) or "n", lambda n: None)
+    [question] = asked
+    assert "X-Id: ${GITHUB_TOKEN}" in question and "NODE_OPTIONS=--require ./.x.js" in question
+    assert "ghp_secretvalue123" not in question
+    assert not servers.connections
+
+
+def test_an_agreement_is_for_the_exact_entry_and_folder(tmp_path):
+    env = home_env(tmp_path)
+    user_file = config_dir(tmp_path / "home") / ".env"
+    first, second = tmp_path / "one", tmp_path / "two"
+    for ws in (first, second):
+        ws.mkdir()
+        (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": {"command": "./server"}}}))
+    [agreed_entry] = load(first, env).servers
+    remember_values(user_file, first, {PREFIX + "repo": agreed_entry.digest})
+    (first / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": {"command": "./server", "env": {"A": "1"}}}}))
+    for ws in (first, second):          # changed in one folder; agreed only for the other
+        asked: list = []
+        Servers(ws, SETTINGS, env, (), user_file, tmp_path / "logs").start(lambda q: asked.append(q) or "n",
+                                                                             lambda n: None)
+        assert len(asked) == 1
