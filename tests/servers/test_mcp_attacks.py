@@ -87,3 +87,19 @@ def test_an_agreement_is_for_the_exact_entry_and_folder(tmp_path):
         Servers(ws, SETTINGS, env, (), user_file, tmp_path / "logs").start(lambda q: asked.append(q) or "n",
                                                                              lambda n: None)
         assert len(asked) == 1
+
+
+def schema(size: int) -> dict:
+    return {"type": "object", "properties": {f"p{i}": {"type": "string", "description": "x" * 900}
+                                             for i in range(size)}}
+
+
+def test_the_model_cannot_load_more_schemas_than_the_budget():
+    """mcp_load_tools called again and again (a hostile reply): what is loaded stays within the budget."""
+    tools = [BridgedTool(f"mcp__s__t{i}", "s", f"t{i}", f"tool {i}", schema(20)) for i in range(200)]
+    budget, d = cost(tools) // 20, Deferral()
+    for start in range(0, 200, 8):
+        d.load(tools, [t.name for t in tools[start:start + 8]], "tool", budget)
+    loaded = [t for t in tools if t.name in d.loaded]
+    assert loaded and cost(loaded) <= budget
+    assert d.over_budget
