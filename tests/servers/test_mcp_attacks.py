@@ -84,8 +84,7 @@ def test_an_agreement_is_for_the_exact_entry_and_folder(tmp_path):
     (first / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": {"command": "./server", "env": {"A": "1"}}}}))
     for ws in (first, second):          # changed in one folder; agreed only for the other
         asked: list = []
-        Servers(ws, SETTINGS, env, (), user_file, tmp_path / "logs").start(lambda q: asked.append(q) or "n",
-                                                                             lambda n: None)
+        Servers(ws, SETTINGS, env, (), user_file, tmp_path / "logs").start(asked.append, lambda n: None)
         assert len(asked) == 1
 
 
@@ -103,3 +102,13 @@ def test_the_model_cannot_load_more_schemas_than_the_budget():
     loaded = [t for t in tools if t.name in d.loaded]
     assert loaded and cost(loaded) <= budget
     assert d.over_budget
+
+
+def test_structured_content_nested_past_the_recursion_limit_is_a_note_and_nan_stays_text():
+    from servers.bridge import convert_result
+    deep = node = {}
+    for _ in range(5000):
+        node["a"] = {}
+        node = node["a"]
+    assert "nested too deeply" in convert_result(NS(content=[], structured_content=deep)).text
+    assert convert_result(NS(content=[], structured_content={"n": float("nan")})).text == '{"n": NaN}'
