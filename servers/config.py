@@ -140,13 +140,15 @@ def read_file(path: Path, scope: str, environ: Mapping[str, str]) -> Loaded:
     return out
 
 
-def load(workspace: Path, environ: Mapping[str, str]) -> Loaded:
+def load(workspace: Path, environ: Mapping[str, str], secrets: tuple[str, ...] = ()) -> Loaded:
     """The person's servers, then the project's; a project server named like one of the person's is left out
-    (the person's wins). ${VAR} in a project entry never expands to the API key or token."""
+    (the person's wins). ${VAR} in a project entry never expands to the API key or token — by name, nor by
+    value (`secrets`: the key also kept under another variable, MY_KEY=$ANTHROPIC_API_KEY)."""
     mine = read_file(user_file(environ), "user", environ)
     # a repository's entry never gets s08's own secrets through ${VAR}: the person sees "${ANTHROPIC_API_KEY}"
     # in a question about a command line, not that the key would go to the repository's server
-    without_secrets = {k: v for k, v in environ.items() if k not in SECRET_SETTINGS}
+    hidden = {s for s in secrets if s}
+    without_secrets = {k: v for k, v in environ.items() if k not in SECRET_SETTINGS and v not in hidden}
     theirs = read_file(project_file(workspace), "project", without_secrets)
     names = {e.name for e in mine.servers}
     kept = [e for e in theirs.servers if e.name not in names]

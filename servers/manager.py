@@ -70,7 +70,7 @@ class Servers:
         self.problems: list[str] = []
         self.not_agreed: list[server_config.Entry] = []
         self.started = False
-        loaded = server_config.load(self.workspace, self.environ)
+        loaded = server_config.load(self.workspace, self.environ, tuple(secrets))
         self.entries, self.problems = loaded.servers, list(loaded.problems)
 
     # ---- start ------------------------------------------------------------------------------
