@@ -18,7 +18,7 @@ from servers.config import load
 from servers.consent import PREFIX
 from servers.deferral import Deferral, cost
 from servers.manager import Servers
-from support.mcp_servers import config_dir, edge_entry
+from support.mcp_servers import config_dir, edge_entry, user_servers
 
 SETTINGS = NS(mcp_timeout=30.0, mcp_tool_timeout=30.0, mcp_schema_budget=0, context_limit=200_000)
 
@@ -126,3 +126,21 @@ def test_a_repository_entry_cannot_reach_the_key_through_another_variable_holdin
     servers = Servers(workspace, SETTINGS, env, (key,), config_dir(tmp_path / "home") / ".env", tmp_path / "logs")
     assert [e.name for e in servers.entries] == ["repo", "web"]
     assert key not in repr([(e.command, e.args, e.env, e.url, e.headers) for e in servers.entries])
+
+
+@pytest.mark.mcp
+def test_a_servers_stderr_file_is_never_written_through_a_link_the_repository_planted(tmp_path):
+    """A repository ships `.sessions` as a link elsewhere: the stderr file (s08's own) is not made there."""
+    env, workspace, elsewhere = home_env(tmp_path), tmp_path / "ws", tmp_path / "elsewhere"
+    workspace.mkdir()
+    elsewhere.mkdir()
+    (workspace / ".sessions").symlink_to(elsewhere)
+    user_servers(tmp_path / "home", {"edge": edge_entry()})
+    notices: list = []
+    servers = Servers(workspace, SETTINGS, env, (), config_dir(tmp_path / "home") / ".env")
+    try:
+        servers.start(None, notices.append)
+    finally:
+        servers.close()
+    assert not list(elsewhere.rglob("*"))
+    assert any("edge" in n.text and "link" in n.text for n in notices), notices
