@@ -144,3 +144,21 @@ def test_a_servers_stderr_file_is_never_written_through_a_link_the_repository_pl
         servers.close()
     assert not list(elsewhere.rglob("*"))
     assert any("edge" in n.text and "link" in n.text for n in notices), notices
+
+
+@pytest.mark.mcp
+def test_arguments_that_are_not_an_object_never_reach_the_server_and_plan_mode_refuses(tmp_path):
+    env, workspace = home_env(tmp_path), tmp_path / "ws"
+    workspace.mkdir()
+    user_servers(tmp_path / "home", {"edge": edge_entry()})
+    servers = Servers(workspace, SETTINGS, env, (), config_dir(tmp_path / "home") / ".env", tmp_path / "logs")
+    try:
+        servers.start(None, lambda n: None)
+        for args in (["x"], "text", None, 5):
+            result = servers.run("mcp__edge__echo", args, None)
+            assert result.is_error and "must be a JSON object" in result.content
+        assert servers.run("mcp__edge__echo", {"text": "still fine"}, None).content == "still fine"
+        refusal, _ = Approvals("plan").decide("mcp__edge__echo", ["x"], None, None)
+        assert refusal is not None
+    finally:
+        servers.close()
