@@ -175,8 +175,8 @@ def convert_result(result: Any) -> Converted:
     if not any(t.strip() for t in texts) and structured is not None:
         try:
             texts = [json.dumps(structured, ensure_ascii=False, default=str)]
-        except (TypeError, ValueError):
-            texts = ["[structured content that is not JSON]"]
+        except (TypeError, ValueError, RecursionError):      # nested past what json can write: a note
+            texts = ["[structured content that is not JSON, or nested too deeply]"]
     text = "\n".join(texts)
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n[… cut: the server sent {len(text):,} characters; s08 keeps {MAX_RESULT_CHARS:,}]"

@@ -30,7 +30,9 @@ from storage import write_private
 
 USER_NAME = "mcp.json"
 PROJECT_NAME = ".mcp.json"
-NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")      # becomes part of mcp__NAME__TOOL: no "__" inside
+# becomes part of mcp__NAME__TOOL: no "__" inside, and no "_" at either end — `edge_` would make
+# mcp__edge___echo, which splits (and matches the person's allow list) as server `edge`
+NAME = re.compile(r"^(?!_)[A-Za-z0-9_-]{1,40}(?<!_)$")
 MAX_SERVERS = 50
 MAX_ARGS = 200
 MAX_TEXT = 4_000                                  # chars of one command, argument, url or value
@@ -100,7 +102,7 @@ def _pairs(value, what: str, environ) -> tuple[tuple[str, str], ...]:
 def entry(name: str, raw, scope: str, environ: Mapping[str, str]) -> Entry:
     """One entry, checked; ValueError says what is wrong with it."""
     if not NAME.match(name) or "__" in name:
-        raise ValueError("a server name is 1–40 letters, digits, - or _ (no __)")
+        raise ValueError("a server name is 1–40 letters, digits, - or _ (no __, no _ at either end)")
     if not isinstance(raw, dict):
         raise ValueError("an entry must be an object")
     kind = raw.get("type", "stdio")
@@ -138,13 +140,15 @@ def read_file(path: Path, scope: str, environ: Mapping[str, str]) -> Loaded:
     return out
 
 
-def load(workspace: Path, environ: Mapping[str, str]) -> Loaded:
+def load(workspace: Path, environ: Mapping[str, str], secrets: tuple[str, ...] = ()) -> Loaded:
     """The person's servers, then the project's; a project server named like one of the person's is left out
-    (the person's wins). ${VAR} in a project entry never expands to the API key or token."""
+    (the person's wins). ${VAR} in a project entry never expands to the API key or token — by name, nor by
+    value (`secrets`: the key also kept under another variable, MY_KEY=$ANTHROPIC_API_KEY)."""
     mine = read_file(user_file(environ), "user", environ)
     # a repository's entry never gets s08's own secrets through ${VAR}: the person sees "${ANTHROPIC_API_KEY}"
     # in a question about a command line, not that the key would go to the repository's server
-    without_secrets = {k: v for k, v in environ.items() if k not in SECRET_SETTINGS}
+    hidden = {s for s in secrets if s}
+    without_secrets = {k: v for k, v in environ.items() if k not in SECRET_SETTINGS and v not in hidden}
     theirs = read_file(project_file(workspace), "project", without_secrets)
     names = {e.name for e in mine.servers}
     kept = [e for e in theirs.servers if e.name not in names]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from redact import SECRET_SETTINGS
+from storage import safe
 from .config import Entry
 
 # The SDK logs what a server sent that it could not parse (a traceback holding the server's bytes): never to
@@ -87,10 +88,15 @@ class _StderrSink:
     """The write end of a pipe (what the server's stderr is) and a thread copying it to `path`, bounded."""
 
     def __init__(self, path: Path):
+        # s08's own file, in the session's folder: never made or written through a link a repository
+        # planted (.sessions -> elsewhere); storage/safe.py refuses those with one line
+        os.close(safe.open_folder(path.parent, create=True))
+        try:
+            fd = safe.open_append(path)
+        except FileNotFoundError:
+            fd = safe.open_append(path, create=True)
         read_end, write_end = os.pipe()
         self.file = os.fdopen(write_end, "w")
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         threading.Thread(target=self._drain, args=(read_end, fd), daemon=True, name="s08-mcp-stderr").start()
 
     @staticmethod

@@ -25,10 +25,13 @@ def question(workspace: Path, entries: list[Entry]) -> str:
     lines = [f"This folder's .mcp.json ({clean(workspace, 300)}) asks to start MCP servers that the repository chose:"]
     for e in entries:
         lines.append(f"  {e.name}: {clean(e.shown(), 400)}")
-        if e.kind == "stdio" and e.env:
-            lines.append(f"    with environment {', '.join(clean(k, 60) for k, _ in e.env)}")
-        if e.kind == "http" and e.headers:
-            lines.append(f"    with headers {', '.join(clean(k, 60) for k, _ in e.headers)}")
+        # the values as written (a ${VAR} stays a name): `X-Id: ${GITHUB_TOKEN}` sends that token to the
+        # repository's URL, NODE_OPTIONS=--require ./x.js runs the repository's code — seen before yes
+        written = e.raw.get("env" if e.kind == "stdio" else "headers")
+        if isinstance(written, dict) and written:
+            pairs = [f"{clean(k, 60)}={clean(v, 200)}" if e.kind == "stdio" else f"{clean(k, 60)}: {clean(v, 200)}"
+                     for k, v in written.items()]
+            lines.append(f"    with {'environment' if e.kind == 'stdio' else 'headers'} " + "; ".join(pairs))
     lines.append("They run as you, with your files. Start them (remembered for these exact entries)?")
     return "\n".join(lines)
 

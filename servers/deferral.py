@@ -40,6 +40,7 @@ class Deferral:
     def __init__(self) -> None:
         self.loaded: list[str] = []
         self.rewrites = 0                 # loads that changed the tools list (each rewrites the cached prefix)
+        self.over_budget: list[str] = []  # what the last load left out: it would have passed the budget
 
     def deferred(self, tools: list[BridgedTool], budget: int) -> bool:
         return bool(tools) and cost(tools) > budget
@@ -56,9 +57,10 @@ class Deferral:
                     "query": {"type": "string", "description": "keywords to find tools by name or description"}}}}
         return [load] + [by_name[n].api_schema() for n in self.loaded if n in by_name]
 
-    def load(self, tools: list[BridgedTool], names, query) -> tuple[list[str], list[str]]:
+    def load(self, tools: list[BridgedTool], names, query, budget: int | None = None) -> tuple[list[str], list[str]]:
         """(newly loaded, unknown names). A query loads the best matches (all its words in the name or the
-        description first), at most MAX_LOADED_PER_CALL in all."""
+        description first), at most MAX_LOADED_PER_CALL in all, and nothing that would take the loaded
+        schemas past `budget` tokens (those are left in `over_budget`)."""
         by_name = {t.name: t for t in tools}
         wanted = [str(n) for n in names] if isinstance(names, list) else []
         unknown = [n for n in wanted if n not in by_name]
@@ -72,6 +74,17 @@ class Deferral:
             ranked = sorted((t for t in tools if score(t)), key=lambda t: -score(t))
             chosen += [t.name for t in ranked[:MAX_LOADED_PER_CALL]]
         new = [n for n in dict.fromkeys(chosen) if n not in self.loaded][:MAX_LOADED_PER_CALL]
+        # the model may load again and again: what is loaded stays within the budget (never the window)
+        self.over_budget = []
+        if budget is not None:
+            spent = cost([by_name[n] for n in self.loaded if n in by_name])
+            for n in list(new):
+                more = cost([by_name[n]])
+                if spent + more > budget:
+                    new.remove(n)
+                    self.over_budget.append(n)
+                else:
+                    spent += more
         if new:
             self.loaded += new
             self.rewrites += 1

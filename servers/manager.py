@@ -70,7 +70,7 @@ class Servers:
         self.problems: list[str] = []
         self.not_agreed: list[server_config.Entry] = []
         self.started = False
-        loaded = server_config.load(self.workspace, self.environ)
+        loaded = server_config.load(self.workspace, self.environ, tuple(secrets))
         self.entries, self.problems = loaded.servers, list(loaded.problems)
 
     # ---- start ------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ class Servers:
         if not isinstance(args, dict):
             return ToolResult(f"{name}: arguments must be a JSON object", True)
         if self.deferral.deferred(self.tools, self.budget) and name not in self.deferral.loaded:
-            self.deferral.load(self.tools, [name], None)       # called by name: its schema is sent from now on
+            self.deferral.load(self.tools, [name], None, self.budget)    # called by name: its schema is sent from now on
         connection = self.connections[tool.server]
         if not connection.alive:
             wait = connection.backoff_left()
@@ -176,7 +176,7 @@ class Servers:
 
     def _load(self, args) -> ToolResult:
         args = args if isinstance(args, dict) else {}
-        new, unknown = self.deferral.load(self.tools, args.get("names"), args.get("query"))
+        new, unknown = self.deferral.load(self.tools, args.get("names"), args.get("query"), self.budget)
         lines = []
         if new:
             lines.append(f"Loaded {len(new)} tool(s); call them by name from your next step: {', '.join(new)}")
@@ -184,7 +184,10 @@ class Servers:
             lines.append("No new tool was loaded" + (" (those asked for are loaded already)." if not unknown else "."))
         if unknown:
             lines.append(f"Not MCP tools of this session: {', '.join(clean(n, 80) for n in unknown[:20])}")
-        return ToolResult("\n".join(lines), not new and bool(unknown))
+        if self.deferral.over_budget:
+            lines.append(f"Not loaded, the loaded schemas would pass MCP_SCHEMA_BUDGET ({self.budget:,} tokens): "
+                         f"{', '.join(self.deferral.over_budget[:20])}")
+        return ToolResult("\n".join(lines), not new and bool(unknown or self.deferral.over_budget))
 
     # ---- reporting and the end -----------------------------------------------------------------
     def _stderr_shown(self, name: str) -> str:
