@@ -340,7 +340,12 @@ def load_settings(workspace: Path, env_file: Path | None = None,
                 f"must be a {'whole ' if f.metadata['kind'] == 'int' else ''}number"
             default = repr(f.default) if f.default != "" else "(none)"
             where = source if source == "environment" else _label(Path(source), env_path)
-            warnings.append(f"{name}={raw!r} (from {where}) {reason}; using the default {default}")
+            own = _persons_value(f, candidates[1:]) if source == folder else None
+            if own is not None:         # a folder's bad value (`KEEP_DAYS=-1`) does not reset the person's own
+                values[f.name], sources[name] = own[1], own[0]
+                warnings.append(f"{name}={raw!r} (from {where}) {reason}; using yours, {own[2]}")
+            else:
+                warnings.append(f"{name}={raw!r} (from {where}) {reason}; using the default {default}")
     if ignored:
         warnings.append(folder_ignored(ignored, user_path))
     settings = Settings(**values)
@@ -350,6 +355,16 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     if settings.endpoint_problem:
         warnings.append(settings.endpoint_problem)
     return SettingsResult(settings, warnings, sources)
+
+
+def _persons_value(f, persons: list[tuple[str, str]]) -> tuple[str, object, str] | None:
+    """(source, value, raw) of the person's own value of setting `f` below a folder's, if one parses."""
+    for source, raw in persons:
+        try:
+            return source, _parse(f.name.upper(), raw, f.metadata["kind"], f.metadata["min"]), raw.strip()
+        except ValueError:
+            continue
+    return None
 
 
 def _folder_refusal(f, raw: str, persons: list[tuple[str, str]]) -> str | None:

@@ -141,3 +141,21 @@ def test_the_folder_settings_page_names_every_setting_in_its_rules_row():
     rows = {line.split("|")[1].strip(): line for line in page.splitlines() if line.startswith("| ")}
     for f in fields(Settings):
         assert f"`{f.name.upper()}`" in rows[f.metadata["folder"]], f.name
+
+
+def test_a_folder_value_that_does_not_parse_never_replaces_the_persons_own(workspace):
+    """A .env value the rule cannot compare (`KEEP_DAYS=-1` under the minimum, `CONTEXT_LIMIT=1e9` not a
+    whole number) is ignored like a refused one: the person's own value stays, not the default (which
+    would shorten their 365 days of sessions to 30, or raise their lowered limit)."""
+    from config import user_settings_file
+    env = bare(workspace)
+    user = user_settings_file(env)
+    user.parent.mkdir(parents=True)
+    user.write_text("CONTEXT_LIMIT=20000\nKEEP_DAYS=365\nBASH_TIMEOUT=30\nPREPARE_AT=0.9\n")
+    (workspace / ".env").write_text("CONTEXT_LIMIT=1e9\nKEEP_DAYS=-1\nBASH_TIMEOUT=nan\nPREPARE_AT=0.01\n")
+    result = load_settings(workspace, environ=env)
+    s = result.settings
+    assert (s.context_limit, s.keep_days, s.bash_timeout, s.prepare_at) == (20000, 365, 30.0, 0.9)
+    text = "\n".join(result.warnings)
+    assert "KEEP_DAYS='-1' (from .env) must be at least 0; using yours, 365" in text
+    assert "CONTEXT_LIMIT='1e9' (from .env) must be a whole number; using yours, 20000" in text
