@@ -118,3 +118,18 @@ def test_a_forged_header_naming_this_workspace_is_caught_by_the_files_mode(tmp_p
     done = run(workspace, "-c", "-p", "go on", env=env)
     assert done.returncode == 1 and not standin.requests
     assert "open to other users" in done.stderr
+
+
+@pytest.mark.parametrize("named", [".", "/proc/self/cwd", "/proc/thread-self/cwd/"])
+def test_a_header_naming_this_workspace_through_a_link_or_relative_path_is_still_foreign(
+        tmp_path, workspace, standin, shipped, named):
+    """s08 writes the resolved workspace in every header; a shipped log (mode 0600, as a tarball or zip keeps it)
+    whose header names `.` or `/proc/self/cwd` resolves to here too, and was still not written here."""
+    import json
+    path = workspace / SESSIONS_DIR / f"{shipped}.jsonl"
+    first, rest = path.read_text().split("\n", 1)
+    path.write_text(json.dumps({**json.loads(first), "workspace": named}) + "\n" + rest)
+    path.chmod(0o600)
+    done = run(workspace, "-c", "-p", "go on", env=base_env(tmp_path, standin))
+    assert done.returncode == 1 and done.stdout == "" and not standin.requests
+    assert done.stderr.startswith(f"s08: not resuming session {shipped}")
