@@ -159,3 +159,20 @@ def test_a_folder_value_that_does_not_parse_never_replaces_the_persons_own(works
     text = "\n".join(result.warnings)
     assert "KEEP_DAYS='-1' (from .env) must be at least 0; using yours, 365" in text
     assert "CONTEXT_LIMIT='1e9' (from .env) must be a whole number; using yours, 20000" in text
+
+
+def test_a_folder_sandbox_setting_never_loosens_the_persons_own(workspace):
+    """SANDBOX=workspace in the person's file confines every command they approve (yolo's too); a folder's
+    SANDBOX=off or read-only would let those write anywhere. From the default (read-only) both only tighten."""
+    from config import user_settings_file
+    env = bare(workspace)
+    user = user_settings_file(env)
+    user.parent.mkdir(parents=True)
+    for own, folder, kept in (("workspace", "off", "workspace"), ("workspace", "read-only", "workspace"),
+                              ("off", "read-only", "off"), ("off", "workspace", "off"), ("off", "off", "off"),
+                              (None, "workspace", "workspace"), (None, "off", "off")):
+        user.write_text(f"SANDBOX={own}\n" if own else "")
+        (workspace / ".env").write_text(f"SANDBOX={folder}\n")
+        result = load_settings(workspace, environ=env)
+        assert result.settings.sandbox == kept, (own, folder)
+        assert (kept == folder) != any(f"SANDBOX={folder}" in w for w in result.warnings), (own, folder)
