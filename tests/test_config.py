@@ -176,3 +176,12 @@ def test_a_folder_sandbox_setting_never_loosens_the_persons_own(workspace):
         result = load_settings(workspace, environ=env)
         assert result.settings.sandbox == kept, (own, folder)
         assert (kept == folder) != any(f"SANDBOX={folder}" in w for w in result.warnings), (own, folder)
+
+
+def test_a_folder_value_written_another_way_is_judged_as_the_value_it_is(workspace):
+    """Attack review (held): `export`, a duplicate key (the last wins, for the rule too), Arabic-Indic digits,
+    underscores and a DEMO spelled `TRUE` are compared as the values they parse to."""
+    (workspace / ".env").write_text("export CONTEXT_LIMIT=1000\nCONTEXT_LIMIT=\u0669\u0669\u0669\u0669\u0669\u0669\n"
+                                    "KEEP_DAYS=90\nKEEP_DAYS=0\nMAX_TOKENS=8_000_000\nDEMO=TRUE\nBASH_TIMEOUT=1e3\n")
+    s = load_settings(workspace, environ=bare(workspace)).settings
+    assert (s.context_limit, s.keep_days, s.max_tokens, s.demo, s.bash_timeout) == (50_000, 30, 8000, "auto", 120)
