@@ -88,3 +88,11 @@ def test_a_key_echoed_outside_the_deltas_is_redacted_too():
     acc.feed({"type": "message_stop"})
     kept = json.dumps(acc.reply().content)
     assert KEY not in kept and "[redacted]" in kept
+
+
+def test_a_key_split_across_a_tool_inputs_deltas_or_written_with_json_escapes_is_redacted():
+    """Attack review (held): the input is redacted after its pieces are joined and parsed."""
+    escaped = "".join(f"\\u{ord(c):04x}" for c in KEY[:12]) + KEY[12:]
+    raw = '{"command": "echo ' + KEY + ' ' + escaped + '"}'
+    reply, _ = answer([("tool_use", [raw[:25], raw[25:31], raw[31:70], raw[70:]])], (KEY,))
+    assert reply.content[0]["input"] == {"command": "echo [redacted] [redacted]"}
