@@ -54,7 +54,8 @@ PREVIEW_CHARS = 2_000      # head + tail kept in the context of anything saved t
 BASH_TIMEOUT = 120.0       # seconds before a bash command's process group is killed
 # What a workspace's `.env` (a file a cloned repository ships) may set: each setting's `folder` rule below.
 FOLDER_RULES = {
-    "yes": "taken as it is: it cannot hurt the person or their bill",
+    "tighter": "taken only when the person's own value is the default or the same (SANDBOX: from read-only, "
+               "workspace and off only tighten; from either of those, any other value loosens)",
     "lower": "taken only when at most the person's own value (environment, user-level file or default)",
     "higher": "taken only when at least the person's own value",
     "ask": "used only with the person's consent (access/folder_trust.py and access/pins.py ask)",
@@ -151,7 +152,7 @@ class Settings:
     sandbox: str = _field("read-only", "read-only (commands that run without a question run in a read-only "
                                        "kernel sandbox), workspace (every command may write only in the "
                                        "workspace, no network) or off (no sandbox: every command asks)", "sandbox",
-                      folder="yes")    # workspace and off only tighten: unasked commands stay read-only or ask
+                      folder="tighter")
     sandbox_network: str = _field("off", "under SANDBOX=workspace, let commands use TCP", "bool", folder="ask")
     max_processes: int = _field(512, "processes one command may have running at once before s08 kills it",
                                 "int", 8, folder="ask")
@@ -347,7 +348,12 @@ def load_settings(workspace: Path, env_file: Path | None = None,
                 f"must be a {'whole ' if f.metadata['kind'] == 'int' else ''}number"
             default = repr(f.default) if f.default != "" else "(none)"
             where = source if source == "environment" else _label(Path(source), env_path)
-            warnings.append(f"{name}={raw!r} (from {where}) {reason}; using the default {default}")
+            own = _persons_value(f, candidates[1:]) if source == folder else None
+            if own is not None:         # a folder's bad value (`KEEP_DAYS=-1`) does not reset the person's own
+                values[f.name], sources[name] = own[1], own[0]
+                warnings.append(f"{name}={raw!r} (from {where}) {reason}; using yours, {own[2]}")
+            else:
+                warnings.append(f"{name}={raw!r} (from {where}) {reason}; using the default {default}")
     if ignored:
         warnings.append(folder_ignored(ignored, user_path))
     settings = Settings(**values)
@@ -359,14 +365,27 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     return SettingsResult(settings, warnings, sources)
 
 
+def _persons_value(f, persons: list[tuple[str, str]]) -> tuple[str, object, str] | None:
+    """(source, value, raw) of the person's own value of setting `f` below a folder's, if one parses."""
+    for source, raw in persons:
+        try:
+            return source, _parse(f.name.upper(), raw, f.metadata["kind"], f.metadata["min"]), raw.strip()
+        except ValueError:
+            continue
+    return None
+
+
 def _folder_refusal(f, raw: str, persons: list[tuple[str, str]]) -> str | None:
     """Why the workspace `.env`'s value of setting `f` is not taken (None: it is), by the setting's
     `folder` rule. `persons`: the values of the person's own files below it, best first."""
     rule = f.metadata["folder"]
-    if rule in ("yes", "ask"):
+    if rule == "ask":
         return None
     if rule == "no":
         return ""
+    if rule == "tighter":
+        own = persons[0][1].strip().lower().replace("_", "-") if persons else f.default
+        return None if own in (f.default, raw.strip().lower().replace("_", "-")) else f" (yours, {own}, is kept)"
     def number(text: str):                  # on/off settings compare as 1/0: "lower" means off
         value = _parse(f.name.upper(), text, f.metadata["kind"], f.metadata["min"])
         return (value == "on") if f.metadata["kind"] == "bool" else value

@@ -8,8 +8,9 @@ Cleaning, because a prompt injection or a broken endpoint can send anything:
 - text and tool inputs are valid UTF-8: lone surrogates become U+FFFD;
 - a tool input's NaN, Infinity and -Infinity (and numbers past a float's range) become null: they are
   not JSON, and the next request would carry them (json_text.py);
-- every credential value (`secrets`) in text and tool inputs is [redacted], here and only here: an
-  endpoint that echoes the key has it neither shown, nor kept in .sessions/, nor sent back;
+- every credential value (`secrets`) in text, thinking, tool inputs, ids and names is [redacted] (a tool call
+  id that held one is renamed), here and only here: an endpoint that echoes the key has it neither shown,
+  nor kept in .sessions/, nor sent back;
 - only text, tool_use, thinking and redacted_thinking blocks are kept, each with only its own
   fields (a planted `cache_control` or unknown field never reaches the next request);
 - consecutive tool_use blocks with the same id whose input is not complete on its own are one call sent
@@ -35,7 +36,7 @@ import json_text
 from events import Emit, TextDelta
 from llm.contract import ErrorKind, LLMError, ModelReply
 from llm.usage import Usage, clean_usage
-from redact import StreamRedactor, redact_data
+from redact import StreamRedactor, redact, redact_data
 
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,200}$")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
@@ -132,6 +133,9 @@ class Accumulator:
                 self.blocks[index] = dict(block)
                 if block.get("type") == "tool_use":
                     self.json_parts[index] = []
+                elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"]:
+                    self.blocks[index]["text"] = ""      # text in the start: shown and redacted as a delta is
+                    self._delta(index, {"type": "text_delta", "text": block["text"]})
         elif kind == "content_block_delta":
             self._delta(data.get("index"), data.get("delta"))
         elif kind == "message_delta":
@@ -226,7 +230,8 @@ class Accumulator:
                     content.append({"type": "text", "text": text})
             elif kind == "tool_use":
                 block, ok = self._tool_use(index, raw)
-                if not isinstance(raw.get("id"), str) or not TOOL_ID.match(raw["id"]) or raw["id"] in seen:
+                if not isinstance(raw.get("id"), str) or not TOOL_ID.match(raw["id"]) or raw["id"] in seen \
+                        or redact(raw["id"], self.secrets) != raw["id"]:
                     block["id"] = f"toolu_s08_{secrets.token_hex(12)}"
                     renamed += 1
                 seen.add(block["id"])
@@ -234,7 +239,7 @@ class Accumulator:
                     incomplete.add(block["id"])
                 content.append(block)
             elif kind == "thinking" and isinstance(raw.get("thinking"), str) and isinstance(raw.get("signature"), str):
-                content.append({"type": "thinking", "thinking": valid_text(raw["thinking"]),
+                content.append({"type": "thinking", "thinking": redact(valid_text(raw["thinking"]), self.secrets),
                                 "signature": valid_text(raw["signature"])})
             elif kind == "redacted_thinking" and isinstance(raw.get("data"), str):
                 content.append({"type": "redacted_thinking", "data": valid_text(raw["data"])})
@@ -258,5 +263,7 @@ class Accumulator:
             value, ok = {}, False
         if not isinstance(value, dict):
             value, ok = {}, False
-        return {"type": "tool_use", "id": raw.get("id"), "name": clean_tool_name(raw.get("name")),
+        name = raw.get("name")
+        name = redact(name, self.secrets) if isinstance(name, str) else name
+        return {"type": "tool_use", "id": raw.get("id"), "name": clean_tool_name(name),
                 "input": value}, ok

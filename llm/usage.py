@@ -21,7 +21,7 @@ SPLIT, SPLIT_1H = "cache_creation", "ephemeral_1h_input_tokens"
 
 def clean_count(value) -> int | None:
     """A token count as a sane integer in [0, MAX_USAGE], or None when it is not a number."""
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():      # isdigit() takes "²", which int() refuses
         value = int(value.strip()[:12])
     if isinstance(value, float) and value == value and abs(value) != float("inf"):
         value = int(value)

@@ -191,8 +191,8 @@ def written_elsewhere(header: dict, workspace: Path, path: Path | None = None) -
     named = header.get("workspace")
     if not isinstance(named, str) or not named:
         return "its header names no workspace"
-    try:
-        here = Path(named).resolve() == Path(workspace).resolve()
+    try:        # s08 writes the resolved path: the header's own is never resolved (`.`, `/proc/self/cwd` lead here too)
+        here = named == str(Path(workspace).resolve())
     except (OSError, RuntimeError, ValueError):
         here = False
     if not here:

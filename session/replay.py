@@ -138,12 +138,16 @@ def apply_record(messages: list[dict], record: dict) -> list[dict]:
 
 
 def decide_nothing(loaded: LoadedSession) -> LoadedSession:
-    """A log written in another workspace decides nothing of this session: the model it chose is not used
-    (said in a notice). The person agreed only to go on with its conversation."""
+    """A log written in another workspace decides nothing of this session: the model it chose is not used, nor
+    its file checkpoints (each said in a notice). The person agreed only to go on with its conversation."""
     if loaded.model_choice:
         loaded.notices.append(f"[the resumed log chose the model {loaded.model_choice[:MODEL_CHARS]!r}; it was "
                               "written in another workspace, so this session keeps yours (/model switches)]")
         loaded.model_choice = None
+    if loaded.checkpoints:          # its "before" of a file is not the person's: /undo and /rewind would apply it
+        loaded.notices.append("[the resumed log's file checkpoints are not used: it was written in another "
+                              "workspace, so /undo and /rewind cover only the changes made from now on]")
+        loaded.checkpoints = []
     return loaded
 
 

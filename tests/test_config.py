@@ -141,3 +141,47 @@ def test_the_folder_settings_page_names_every_setting_in_its_rules_row():
     rows = {line.split("|")[1].strip(): line for line in page.splitlines() if line.startswith("| ")}
     for f in fields(Settings):
         assert f"`{f.name.upper()}`" in rows[f.metadata["folder"]], f.name
+
+
+def test_a_folder_value_that_does_not_parse_never_replaces_the_persons_own(workspace):
+    """A .env value the rule cannot compare (`KEEP_DAYS=-1` under the minimum, `CONTEXT_LIMIT=1e9` not a
+    whole number) is ignored like a refused one: the person's own value stays, not the default (which
+    would shorten their 365 days of sessions to 30, or raise their lowered limit)."""
+    from config import user_settings_file
+    env = bare(workspace)
+    user = user_settings_file(env)
+    user.parent.mkdir(parents=True)
+    user.write_text("CONTEXT_LIMIT=20000\nKEEP_DAYS=365\nBASH_TIMEOUT=30\nPREPARE_AT=0.9\n")
+    (workspace / ".env").write_text("CONTEXT_LIMIT=1e9\nKEEP_DAYS=-1\nBASH_TIMEOUT=nan\nPREPARE_AT=0.01\n")
+    result = load_settings(workspace, environ=env)
+    s = result.settings
+    assert (s.context_limit, s.keep_days, s.bash_timeout, s.prepare_at) == (20000, 365, 30.0, 0.9)
+    text = "\n".join(result.warnings)
+    assert "KEEP_DAYS='-1' (from .env) must be at least 0; using yours, 365" in text
+    assert "CONTEXT_LIMIT='1e9' (from .env) must be a whole number; using yours, 20000" in text
+
+
+def test_a_folder_sandbox_setting_never_loosens_the_persons_own(workspace):
+    """SANDBOX=workspace in the person's file confines every command they approve (yolo's too); a folder's
+    SANDBOX=off or read-only would let those write anywhere. From the default (read-only) both only tighten."""
+    from config import user_settings_file
+    env = bare(workspace)
+    user = user_settings_file(env)
+    user.parent.mkdir(parents=True)
+    for own, folder, kept in (("workspace", "off", "workspace"), ("workspace", "read-only", "workspace"),
+                              ("off", "read-only", "off"), ("off", "workspace", "off"), ("off", "off", "off"),
+                              (None, "workspace", "workspace"), (None, "off", "off")):
+        user.write_text(f"SANDBOX={own}\n" if own else "")
+        (workspace / ".env").write_text(f"SANDBOX={folder}\n")
+        result = load_settings(workspace, environ=env)
+        assert result.settings.sandbox == kept, (own, folder)
+        assert (kept == folder) != any(f"SANDBOX={folder}" in w for w in result.warnings), (own, folder)
+
+
+def test_a_folder_value_written_another_way_is_judged_as_the_value_it_is(workspace):
+    """Attack review (held): `export`, a duplicate key (the last wins, for the rule too), Arabic-Indic digits,
+    underscores and a DEMO spelled `TRUE` are compared as the values they parse to."""
+    (workspace / ".env").write_text("export CONTEXT_LIMIT=1000\nCONTEXT_LIMIT=\u0669\u0669\u0669\u0669\u0669\u0669\n"
+                                    "KEEP_DAYS=90\nKEEP_DAYS=0\nMAX_TOKENS=8_000_000\nDEMO=TRUE\nBASH_TIMEOUT=1e3\n")
+    s = load_settings(workspace, environ=bare(workspace)).settings
+    assert (s.context_limit, s.keep_days, s.max_tokens, s.demo, s.bash_timeout) == (50_000, 30, 8000, "auto", 120)

@@ -70,6 +70,17 @@ ATTACKS = [          # (command, what it leaves behind when run: a file name, or
     ("echo touch pwn | xargs -n 2 env -u X", "pwn"),
     ("echo touch pwn | xargs xargs", "pwn"),
     ("printf 'touch\\0pwn' | xargs -0 -r env --", "pwn"),
+    # attack review (issue 28): wrapper chains around xargs, and the ones never seen through
+    ("echo touch pwn | nice -n 5 xargs env", "pwn"),
+    ("echo touch pwn | timeout -s KILL 5 xargs env", "pwn"),
+    ("echo touch pwn | ionice -c3 xargs nice", "pwn"),
+    ("echo touch pwn | xargs -L1 -P2 env", "pwn"),
+    ("echo pwn | xargs -I{} env touch {}", "pwn"),
+    ("echo touch pwn | xargs -I{} sh -c {}", "pwn"),
+    ("env -S 'touch pwn'", "pwn"),
+    ("echo touch pwn | flock lock xargs env", "pwn"),
+    ("echo touch pwn | taskset 1 xargs env", "pwn"),
+    ("script -qc 'touch pwn' /dev/null", "pwn"),
 ]
 
 MORE_HOSTILE = [   # no need to run these: each is one of the classes above, or plainly writes
@@ -91,7 +102,7 @@ MORE_HOSTILE = [   # no need to run these: each is one of the classes above, or 
     "rg --hostname-bin=sh x", "rg --pre-glob '*' x", "jq . > out.json", "ls > out", "ls >| out", "ls &>> out",
     "cat 0<>f", "cat </dev/udp/1.2.3.4/53", "ls 2>&1 >out", "ls >&3 >&-; touch x", "echo x >/dev/tcp/h/1",
     "ls {a,b}", "ls {a..c}", "ls x{,.bak}", "cat file{1,2}", "echo {-n,}", "find {.,/} -name x",
-    "xargs rm", "ls | xargs rm -rf", "ls | xargs -0 sort", "xargs -I{} sh -c 'echo {}'", "timeout 5 rm x",
+    "busybox xargs", "echo x | busybox xargs env", "xargs rm", "ls | xargs rm -rf", "ls | xargs -0 sort", "xargs -I{} sh -c 'echo {}'", "timeout 5 rm x",
     "nice rm x", "nohup rm x", "env -i rm x", "env FOO=1 ls", "env -S 'ls -l' x", "stdbuf -o0 rm x",
     "command rm x", "builtin eval 'rm x'", "exec rm x", "sudo ls", "doas ls", "time rm x", "time -p rm x",
     "! rm x", "if rm x; then ls; fi", "while rm x; do ls; done", "until ls; do rm x; done", "{ rm x; }",

@@ -76,3 +76,16 @@ def test_a_planted_log_line_nested_too_deep_is_a_damaged_line_not_a_crash(tmp_pa
     done = run(workspace, "-c", "-p", "again", env=env)
     assert done.returncode == 0 and done.stdout == "resumed\n" and "internal error" not in done.stderr
     assert run_agent("sessions", env=env, cwd=workspace, capture_output=True, text=True, timeout=60).returncode == 0
+
+
+def test_usage_counts_that_are_not_numbers_cost_nothing_and_break_nothing(tmp_path, workspace, standin):
+    """The endpoint's usage numbers are cleaned like the rest of its answer: a count written with a superscript
+    digit (`"²"`: str.isdigit says yes, int() says no) or NaN is no count, not a crash of the turn."""
+    env = base_env(tmp_path, standin)
+    standin.queue({"text": "first", "usage": {"input_tokens": "²", "cache_read_input_tokens": float("nan")}})
+    done = run(workspace, "-p", "hello", "--output-format", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert strict(done.stdout)["result"] == "first"
+    for log in (workspace / SESSIONS_DIR).glob("*.jsonl"):
+        for line in log.read_text().splitlines():
+            strict(line)

@@ -67,3 +67,32 @@ def test_a_number_too_long_to_read_makes_the_call_incomplete_not_a_crash():
     [block] = reply.content
     assert block["input"] == {} and block["id"] in reply.incomplete_tool_ids
     json.dumps(reply.content, allow_nan=False)
+
+
+def test_a_key_echoed_outside_the_deltas_is_redacted_too():
+    """Attack review: the endpoint puts the key where no delta carries it — a text block's start, a thinking
+    block, a tool call's id or name. None of it is kept (or sent back, or shown) with the key."""
+    acc = Accumulator(lambda e: None, 1_000_000, None, (KEY,))
+    acc.feed({"type": "message_start", "message": {"usage": {"input_tokens": 1, "output_tokens": 0}}})
+    starts = [{"type": "text", "text": f"key: {KEY}"},
+              {"type": "thinking", "thinking": f"the key is {KEY}", "signature": "sig"},
+              {"type": "tool_use", "id": KEY, "name": "bash", "input": {"command": "ls"}},
+              {"type": "tool_use", "id": "call_2", "name": KEY, "input": {}}]
+    for index, start in enumerate(starts):
+        acc.feed({"type": "content_block_start", "index": index, "content_block": start})
+        if start["type"] == "thinking":
+            acc.feed({"type": "content_block_delta", "index": index,
+                      "delta": {"type": "thinking_delta", "thinking": f" and again {KEY}"}})
+        acc.feed({"type": "content_block_stop", "index": index})
+    acc.feed({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}})
+    acc.feed({"type": "message_stop"})
+    kept = json.dumps(acc.reply().content)
+    assert KEY not in kept and "[redacted]" in kept
+
+
+def test_a_key_split_across_a_tool_inputs_deltas_or_written_with_json_escapes_is_redacted():
+    """Attack review (held): the input is redacted after its pieces are joined and parsed."""
+    escaped = "".join(f"\\u{ord(c):04x}" for c in KEY[:12]) + KEY[12:]
+    raw = '{"command": "echo ' + KEY + ' ' + escaped + '"}'
+    reply, _ = answer([("tool_use", [raw[:25], raw[25:31], raw[31:70], raw[70:]])], (KEY,))
+    assert reply.content[0]["input"] == {"command": "echo [redacted] [redacted]"}
