@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from redact import SECRET_SETTINGS
 from tools.background import JOBS, Jobs
+from tools.bash import kill_group
 
 MAX_OUTPUT = 256 * 1024           # bytes of stdout (and of stderr) kept from one hook
 MAX_STDIN = 4 * 1024 * 1024       # the event's JSON beyond this is cut (a huge tool result)
@@ -45,17 +45,6 @@ def hook_env(workspace: Path, base: dict | None = None) -> dict:
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in SECRET_SETTINGS}
     env["CLAUDE_PROJECT_DIR"] = env["S08_PROJECT_DIR"] = str(workspace)
     return env
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 class _Pipes:
@@ -145,7 +134,7 @@ def run_hook(command: str, payload: bytes, cwd: Path, timeout: float, env: dict,
 
 def _end(proc: subprocess.Popen, jobs: Jobs, tag: str) -> int:
     """Kill the hook's group and whatever it left running elsewhere; close the pipes. How many were left."""
-    _kill_group(proc)
+    kill_group(proc)
     left = jobs.after(tag, proc.pid)
     jobs.kill(left)
     jobs.known.difference_update(left)

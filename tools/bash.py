@@ -68,7 +68,8 @@ class Captured:
     too_many: bool = False    # killed: its process group grew past the limit
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the process group `proc` leads (it was started in a session of its own), then reap it."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -126,7 +127,7 @@ def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float, 
 
 def _kill_all(proc: subprocess.Popen, jobs: Jobs, tag: str) -> str:
     """Kill the command's group and what it started elsewhere; say only what was checked afterwards."""
-    _kill_group(proc)
+    kill_group(proc)
     tagged = jobs.after(tag, proc.pid)
     moved = [p for p in tagged if group_of(p) != proc.pid]       # setsid & co.: outside the group
     jobs.sweep(tag + "\0", jobs.since.get(tag, 0), spare=proc.pid)   # and what forks anew while it is killed
