@@ -110,6 +110,10 @@ def test_kill_9_during_a_child_resumes_with_the_task_interrupted(tmp_path, works
     log = next((workspace / ".sessions").glob("*.jsonl"))
     records = [json.loads(line) for line in log.read_text().splitlines() if '"t": "task"' in line]
     assert {r["e"] for r in records} == {"start"}            # started, never reported
+    from support.agents import run_agent                     # … and the inspector says so
+    shown = run_agent("inspect", log.stem, "-w", str(workspace), env={**env, "COLUMNS": "250"},
+                      capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and shown.stdout.count("interrupted (no report: the session stopped)") == 2
     again.sendcontrol("d")
     again.expect(pexpect.EOF)
 
