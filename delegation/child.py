@@ -92,6 +92,7 @@ class Child:
         self.written: list[str] = []
         self.tally = TokenTally()
         self.peak = 0                    # the largest prompt it sent (tokens, from the usage)
+        self.compactions = 0             # its own compaction events
         self.text, self.error, self.stopped_why = "", "", ""
         self.started, self.ended = time.monotonic(), 0.0
         self.stopping = threading.Event()
@@ -179,6 +180,7 @@ class Child:
         elif isinstance(event, ToolFinished):
             self._files(event)
         elif isinstance(event, Compaction):
+            self.compactions += 1
             self._note(f"[{event.layer.label}] {event.message}"[:STEP_CHARS])
         elif isinstance(event, Notice) and event.kind != "info":
             self._note(event.text[:STEP_CHARS])

@@ -9,7 +9,8 @@ While it waits, the parent's thread does what only it may: it asks the person th
 questions (one at a time, in the order they came), and it emits TaskProgress events for the screen.
 Ctrl-C or Esc there stops every running child (their processes killed, their histories closed) and
 goes on as an interrupted tool call. The session log gets `{"t": "task", ...}` records: its start,
-and its report with the tokens, cost and seconds; the parent's work ledger the files a child read
+and its report with the tokens, cost, seconds, requests, peak prompt and compactions (the inspector's
+lanes: session/timeline.py); the parent's work ledger the files a child read
 and wrote, so a later summary of the main conversation still knows them.
 """
 
@@ -235,6 +236,7 @@ class Delegator:
             self.agent.continuity.tool_done({"name": "write_file", "input": {"path": path}}, "", False)
         self.note({"t": "task", "n": child.number, "e": "report", "status": status, "tokens": tokens,
                    "usage": dataclasses.asdict(tally) if tally.calls else {}, "cost": tally.cost,
+                   "requests": tally.calls, "peak": child.peak, "compactions": child.compactions,
                    "seconds": round(child.seconds, 1), "read": child.read, "written": child.written})
         self.agent.emit(TaskFinished(child.number, child.definition.name, child.description, status, tokens,
                                      tally.cost, child.seconds, shown, child.calls, tally, child.peak))

@@ -1,6 +1,8 @@
-"""A session as a timeline: one row per model request, and the compaction events between them.
+"""A session as a timeline: one row per model request, the compaction events between them, and the
+sub-agents (the task tool) started from it.
 
-    read_timeline(path, limit=140_000) -> Timeline      rows (Request), events (Event), notices
+    read_timeline(path, limit=140_000) -> Timeline      rows (Request), events (Event), children
+                                                        (Child: a lane beside the main line), notices
     event_detail(timeline, workspace, n) -> Detail      what event n removed: the transcript's header
                                                         and messages, or the summary that replaced them
 
@@ -65,6 +67,23 @@ class Event:
 
 
 @dataclass
+class Child:
+    """A sub-agent, from its "task" start and report records (delegation/tasks.py)."""
+    n: int                   # its task number in the session
+    after: int               # the requests made before it started: it ran from request `after`'s tool call
+    agent: str = ""
+    description: str = ""
+    transcript: str = ""
+    status: str = "interrupted"      # no report: the session stopped while it ran
+    requests: int | None = None
+    peak: int | None = None
+    compactions: int | None = None
+    cost: float | None = None
+    seconds: float | None = None
+    reported: bool = False
+
+
+@dataclass
 class Timeline:
     id: str
     path: Path
@@ -72,6 +91,7 @@ class Timeline:
     limit: int = DEFAULT_LIMIT
     requests: list[Request] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    children: list[Child] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
     @property
@@ -83,9 +103,10 @@ class Timeline:
         return self.requests[-1].total if self.requests else 0.0
 
     def items(self) -> list:
-        """Requests and events in the order they happened."""
+        """Requests, events and children in the order they happened."""
         out: list = []
-        events = iter(self.events)
+        beside: list[Event | Child] = [*self.events, *self.children]
+        events = iter(sorted(beside, key=lambda e: e.after))
         pending = next(events, None)
         for r in self.requests:
             while pending is not None and pending.after < r.n:
@@ -175,11 +196,38 @@ def read_timeline(path: Path, limit: int = DEFAULT_LIMIT) -> Timeline:
                     waiting.summary, waiting = found.summary, None
                 elif not recorded:
                     timeline.events.append(found)
+        elif kind == "task":
+            _task(record, timeline)
         elif kind == "window" and _int(record.get("tokens")):
             pass                      # the limit a learned window implies comes with the next compaction record
     if skipped:
         notices.append(f"{skipped} unreadable line(s) of the log were skipped")
     return timeline
+
+
+MAX_CHILDREN = 1000          # lanes read from one log (a planted log could hold millions)
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _task(r: dict, timeline: Timeline) -> None:
+    n = _int(r.get("n"))
+    if n is None:
+        return
+    if r.get("e") == "start" and len(timeline.children) < MAX_CHILDREN:
+        timeline.children.append(Child(n, len(timeline.requests), _text(r.get("agent"), 40),
+                                       _text(r.get("description"), 200), _text(r.get("transcript"), 1000)))
+    elif r.get("e") == "report":
+        child = next((c for c in reversed(timeline.children) if c.n == n and not c.reported), None)
+        if child is None:
+            return
+        child.reported, child.status = True, _text(r.get("status"), 20) or "?"
+        usage = r["usage"] if isinstance(r.get("usage"), dict) else {}
+        child.requests = _int(r.get("requests")) if "requests" in r else _int(usage.get("calls"))
+        child.peak, child.compactions = _int(r.get("peak")), _int(r.get("compactions"))
+        child.cost, child.seconds = _number(r.get("cost")), _number(r.get("seconds"))
 
 
 def _recorded_event(r: dict, n: int, after: int) -> Event:

@@ -1,5 +1,6 @@
 """The interactive `s08 >>` loop: prompt_toolkit input (history, multi-line, slash-command and @path completion,
-pastes folded to `[pasted N lines]`, Shift-Tab for the approval mode), then one turn at a time with
+pastes folded to `[pasted N lines]`, Shift-Tab for the approval mode, Ctrl-O for the sub-agents' steps
+as /tasks shows them, what was typed kept), then one turn at a time with
 the keyboard watched (Esc interrupts, typing ahead is kept for the next prompt).
 
 Ctrl-C at the prompt clears the line (at an empty one it says once how to leave); Ctrl-D, /quit,
@@ -118,6 +119,11 @@ def _key_bindings(app, pastes: Pastes, state: dict) -> KeyBindings:
         app.approvals.cycle()
         event.app.invalidate()
 
+    @kb.add("c-o")
+    def _tasks(event):
+        state["tasks"], state["kept"] = True, event.current_buffer.text
+        event.app.exit(result="")
+
     @kb.add("c-c")
     def _cancel(event):
         state["empty"] = not event.current_buffer.text
@@ -202,10 +208,14 @@ def run_repl(app, debug: bool = False) -> int:
             # typed ahead, Enter included, waits in the input to be edited and sent: a key pressed
             # as a question appeared is never sent by itself
             default = "\n".join([*lines, rest] if rest else lines)
+            kept, state["kept"] = state.get("kept", ""), ""
+            default = "\n".join(x for x in (kept, default) if x)
             try:
                 pre_run, warm = warm, None          # the first prompt only, even if Ctrl-C ends it
                 typed = session.prompt([("class:prompt", PROMPT)], default=default, pre_run=pre_run)
                 text = pastes.expand(typed)
+                if state.pop("tasks", False):          # Ctrl-O: /tasks, and the line comes back after it
+                    typed = text = "/tasks"
             except KeyboardInterrupt:
                 if state["empty"] and not hinted:
                     with _between_prompts():

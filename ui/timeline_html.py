@@ -4,7 +4,9 @@
 
 No network and no library: the styles and the small script are inline, the chart is an SVG drawn
 here — the context in tokens at each model request, the limit as a dashed line, a marker for each
-compaction labelled by its layer, and the cumulative cost on a second scale. Below it, every
+compaction labelled by its layer, and the cumulative cost on a second scale; under the main line, a
+lane per sub-agent (task tool) at the request whose tool call started it, with its own requests, peak
+context, compactions, cost and how it ended (and a table of them). Below it, every
 compaction as a <details>: its trigger and sizes, the summary that replaced the history, and the
 messages its transcript saved, rendered as a conversation.
 
@@ -22,8 +24,11 @@ import json
 from html import escape
 
 from messages import blocks
+from .sanitize import safe_line
 
-W, H = 960, 340                  # the chart's size in SVG units
+W, H = 960, 340                  # the chart's size in SVG units (without the sub-agents' lanes)
+LANE = 20                        # one sub-agent's lane
+LANES = 60                       # lanes drawn (the table lists them all)
 LEFT, RIGHT, TOP, BOTTOM = 64, 70, 24, 44
 TEXT_CHARS = 4_000               # of one text block or tool result shown
 EVENT_CHARS = 200_000            # of one event's messages shown in all
@@ -43,6 +48,8 @@ svg{background:#f9fafb;border:1px solid #e5e7eb;border-radius:6px;width:100%;hei
 .limit{stroke:#dc2626;stroke-dasharray:6 4;stroke-width:1.5} .cost{fill:none;stroke:#059669;stroke-width:1.5}
 .marker line{stroke-width:1.5;stroke-dasharray:2 2} .marker text{font-size:10px} .marker{cursor:pointer}
 .legend{font-size:12px;fill:#374151}
+.lane rect{fill:#bfdbfe;stroke:#2563eb} .lane.bad rect{fill:#fde68a;stroke:#b45309} .lane text{font-size:11px;fill:#1e3a8a}
+.lane line{stroke:#93c5fd;stroke-dasharray:2 3}
 #readout{min-height:1.4em;color:#374151;font-variant-numeric:tabular-nums}
 details{border:1px solid #e5e7eb;border-radius:6px;margin:8px 0;padding:6px 10px}
 details[open]{background:#fcfcfd} summary{cursor:pointer;font-weight:600}
@@ -112,7 +119,8 @@ def chart(t) -> str:
     def y(tokens: float) -> float:
         return TOP + plot_h * (1 - tokens / top)
 
-    parts = [f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" role="img" '
+    lanes = t.children[:LANES]
+    parts = [f'<svg id="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H + LANE * len(lanes)}" role="img" '
              f'aria-label="context tokens per request" data-limit="{t.limit}" data-requests="{len(rows)}">']
     for k in range(5):
         v = top * k / 4
@@ -151,8 +159,47 @@ def chart(t) -> str:
                  f'<text x="{LEFT + 174}" y="{H - 18}">cumulative cost (right scale)</text>'
                  f'<line x1="{LEFT + 370}" x2="{LEFT + 390}" y1="{H - 22}" y2="{H - 22}" class="limit"/>'
                  f'<text x="{LEFT + 394}" y="{H - 18}">CONTEXT_LIMIT</text></g>')
+    for i, c in enumerate(lanes):
+        parts.append(_lane(c, LEFT + c.after * plot_w / count if rows else LEFT, H + i * LANE, plot_w / count))
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _child_text(c) -> str:
+    def count(v, one):
+        return "?" if v is None else f"{v:,} {one}{'' if v == 1 else 's'}"
+    return (f"task {c.n} {safe_line(c.agent or '?')}: {safe_line(c.description)} · {count(c.requests, 'request')} · peak "
+            f"{'?' if c.peak is None else f'{c.peak:,}'} tokens · {count(c.compactions, 'compaction')} · "
+            f"{_money(c.cost)} · {c.status}{'' if c.reported else ' (no report: the session stopped)'}")
+
+
+def _lane(c, pos: float, top: float, step: float) -> str:
+    """One sub-agent: a bar where its task call was, its summary beside it (left of it near the right edge)."""
+    width = max(6.0, min(step, 40.0))
+    text = _child_text(c)
+    right = pos + width + 4 + len(text) * 5.6 <= W
+    at, anchor = (pos + width + 4, "start") if right else (pos - 4, "end")
+    bad = "" if c.status == "done" else " bad"
+    return (f'<g class="lane{bad}" data-task="{c.n}" data-after="{c.after}" data-status="{_e(safe_line(c.status))}">'
+            f'<title>{_e(text)}{_e(" — " + safe_line(c.transcript)) if c.transcript else ""}</title>'
+            f'<line x1="{pos:.1f}" x2="{pos:.1f}" y1="{TOP}" y2="{top + 4:.1f}"/>'
+            f'<rect x="{pos:.1f}" y="{top + 4:.1f}" width="{width:.1f}" height="{LANE - 8}" rx="3"/>'
+            f'<text x="{at:.1f}" y="{top + LANE - 6:.1f}" text-anchor="{anchor}">{_e(text)}</text></g>')
+
+
+def _children(t) -> str:
+    if not t.children:
+        return ""
+    rows = "".join(f"<tr><td>{c.n}</td><td>{c.after}</td><td>{_e(safe_line(c.agent))}</td><td>{_e(safe_line(c.description))}</td>"
+                   f"<td>{'?' if c.requests is None else c.requests}</td>"
+                   f"<td>{'?' if c.peak is None else f'{c.peak:,}'}</td>"
+                   f"<td>{'?' if c.compactions is None else c.compactions}</td><td>{_e(_money(c.cost))}</td>"
+                   f"<td>{'?' if c.seconds is None else f'{c.seconds:,.1f}'}</td><td>{_e(safe_line(c.status))}"
+                   f"{'' if c.reported else ' (no report)'}</td><td>{_e(safe_line(c.transcript))}</td></tr>" for c in t.children)
+    return ("<h2>Sub-agents</h2><p class=\"note\">each ran in a context of its own, started by the tool call of the "
+            "request shown; its transcript holds its steps</p><table id=\"children\"><tr><th>task</th><th>after "
+            "request</th><th>agent</th><th>description</th><th>requests</th><th>peak</th><th>compactions</th>"
+            f"<th>cost</th><th>seconds</th><th>ended</th><th>transcript</th></tr>{rows}</table>")
 
 
 def _message(message: dict, budget: list[int]) -> str:
@@ -232,8 +279,8 @@ def timeline_html(t, details: list) -> str:
             f"<title>s08 session {_e(t.id)}</title><style>{STYLE}</style></head><body>"
             f"<h1>s08 session {_e(t.id)}</h1>"
             f'<p class="meta">model {_e(t.model or "?")} · CONTEXT_LIMIT {t.limit:,} · {len(t.requests)} requests · '
-            f"{len(t.events)} compaction events · cost {_e(_money(t.cost))}</p>{notices}"
+            f"{len(t.events)} compaction events · {len(t.children)} sub-agents · cost {_e(_money(t.cost))}</p>{notices}"
             f'<p id="stats" class="meta"></p>{chart(t)}<p id="readout" class="note">point at a request to read its '
             "numbers; click a marker to open its event</p>"
-            f"<h2>Compaction events</h2>{events}{_table(t)}"
+            f"{_children(t)}<h2>Compaction events</h2>{events}{_table(t)}"
             f"<script>{SCRIPT}</script></body></html>\n")

@@ -3,7 +3,9 @@
     session_table(console, rows)            one line per session: id, age, requests, compactions, size
     timeline_view(console, timeline)        one row per model request — the context as a bar against
                                             the limit, the cache hit, the cost — and the compaction
-                                            events in place (layer, trigger, before → after, the file)
+                                            events in place (layer, trigger, before → after, the file),
+                                            and a row per sub-agent where it started (its own requests,
+                                            peak context, compactions, cost, how it ended)
     event_view(console, detail)             one event: its transcript's header and messages, readably,
                                             or the summary that replaced the history
 
@@ -88,12 +90,34 @@ def _event_line(e) -> Text:
     return line
 
 
+def _count(value, one: str) -> str:
+    return f"? {one}s" if value is None else f"{value:,} {one}{'' if value == 1 else 's'}"
+
+
+def child_line(c) -> Text:
+    """A sub-agent beside the main line: it ran from this request's tool call, in a context of its own."""
+    line = Text(f"      ↳ task {c.n:<3}", style="blue").append(safe_line(c.agent or "?", 20), style="bold blue")
+    line.append(f"  {safe_line(c.description, 50)}")
+    line.append(f"  {_count(c.requests, 'request')} · peak {'?' if c.peak is None else f'{c.peak:,}'} tokens · "
+                f"{_count(c.compactions, 'compaction')} · {_money(c.cost)}", style="bold")
+    if c.seconds is not None:
+        line.append(f" · {c.seconds:,.1f}s")
+    ok = c.status == "done"
+    line.append(f"  {safe_line(c.status, 20)}" + ("" if c.reported else " (no report: the session stopped)"),
+                style="green" if ok else "yellow")
+    if c.transcript:
+        line.append(f"  {safe_line(c.transcript, 80)}", style="dim")
+    return line
+
+
 def timeline_view(console: Console, timeline) -> None:
     t = timeline
     head = Text("session ", style="dim").append(safe_line(t.id, 40), style="bold cyan")
     head.append("  cost ", style="dim").append(_money(t.cost))
     head.append("  requests ", style="dim").append(str(len(t.requests)))
     head.append("  compactions ", style="dim").append(str(len(t.events)))
+    if t.children:
+        head.append("  sub-agents ", style="dim").append(str(len(t.children)))
     head.append("  limit ", style="dim").append(f"{t.limit:,}")
     head.append("  model ", style="dim").append(safe_line(t.model or "?", 40))
     console.print(head, no_wrap=True, overflow="ellipsis")
@@ -105,6 +129,9 @@ def timeline_view(console: Console, timeline) -> None:
         if hasattr(item, "layer"):
             console.print(_event_line(item), no_wrap=True, overflow="ellipsis")
             continue
+        if hasattr(item, "transcript"):
+            console.print(child_line(item), no_wrap=True, overflow="ellipsis")
+            continue
         r = item
         row = Text(f"  {r.n:>4}  ").append(bar(r.context, t.limit)).append(f" {r.context:>9,} ")
         row.append(f"{r.hit:>6.0%}" if r.hit is not None else f"{'–':>6}", style="green" if (r.hit or 0) > 0.5 else "")
@@ -115,6 +142,9 @@ def timeline_view(console: Console, timeline) -> None:
     if t.events:
         console.print(Text("◆ N: a compaction event — s08 inspect ID --event N (or /timeline N) shows what it "
                            "removed", style="dim"))
+    if t.children:
+        console.print(Text("↳ task N: a sub-agent, in a context of its own; its transcript holds its steps",
+                           style="dim"))
 
 
 def _message_lines(message: dict, width: int) -> list[Text]:

@@ -110,6 +110,10 @@ def test_kill_9_during_a_child_resumes_with_the_task_interrupted(tmp_path, works
     log = next((workspace / ".sessions").glob("*.jsonl"))
     records = [json.loads(line) for line in log.read_text().splitlines() if '"t": "task"' in line]
     assert {r["e"] for r in records} == {"start"}            # started, never reported
+    from support.agents import run_agent                     # … and the inspector says so
+    shown = run_agent("inspect", log.stem, "-w", str(workspace), env={**env, "COLUMNS": "250"},
+                      capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and shown.stdout.count("interrupted (no report: the session stopped)") == 2
     again.sendcontrol("d")
     again.expect(pexpect.EOF)
 
@@ -127,3 +131,30 @@ def test_print_mode_shows_one_line_per_child_and_the_answer(tmp_path, workspace,
     assert done.returncode == 0 and done.stdout.strip() == "PARENT-ANSWER"
     assert "✓ task 1 explore · look" in done.stderr and "— done · 1 call ·" in done.stderr
     assert "\x1b[2J" not in done.stderr
+
+
+def test_ctrl_o_at_the_prompt_opens_the_childrens_steps_and_keeps_the_line(tmp_path, workspace, standin):
+    (workspace / "notes.txt").write_text("the answer is 42\n")
+    standin.brain = Conversations({
+        "PARENT": [{"tool_calls": [{"name": "task", "input": {"description": "read notes", "prompt": "CHILD: read"}}]},
+                   {"text": "PARENT-DONE"}],
+        "CHILD": [{"tool_calls": [{"name": "read_file", "input": {"path": "notes.txt"}}]}, {"text": "42"}]})
+    child = spawn_agent(base_env(tmp_path, standin), workspace, timeout=30)
+    child.expect_exact(PROMPT)
+    child.sendline("PARENT: ask a child")
+    child.expect_exact("PARENT-DONE")
+    child.expect_exact(PROMPT)
+    child.send("half a thought")
+    child.expect_exact("half a thought")
+    child.sendcontrol("o")
+    child.expect(r"✓ task 1 general · read notes — done · 2 calls")
+    child.expect(r"\d+\.\ds  read_file notes\.txt")            # its steps
+    child.expect_exact(PROMPT)
+    child.expect_exact("half a thought")                          # what was typed is back in the input
+    standin.brain.scripts["PARENT"].insert(0, {"text": "GOT-IT"})
+    child.sendline("")
+    child.expect_exact("GOT-IT")
+    child.expect_exact(PROMPT)
+    assert "half a thought" in json.dumps(standin.requests[-1]["messages"][-1])
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)

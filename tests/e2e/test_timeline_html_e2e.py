@@ -57,3 +57,25 @@ def test_a_real_browser_draws_the_chart_and_runs_no_injected_script(workspace, t
         at += 12 + size
     raw = zlib.decompress(b"".join(chunks))
     assert len(set(raw[i:i + 64] for i in range(0, len(raw), 4096))) > 20
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no headless browser here (.ci/run installs Debian's chromium)")
+def test_a_real_browser_draws_a_lane_per_sub_agent(app_for, standin, workspace, tmp_path):
+    from standin.conversations import Conversations
+    standin.brain = Conversations({
+        "PARENT": [{"tool_calls": [{"name": "task", "input": {"description": "one", "prompt": "CHILD-A: go"}},
+                                   {"name": "task", "input": {"description": "<img src=x onerror=alert(2)>",
+                                                              "prompt": "CHILD-B: go"}}]},
+                   {"text": "done"}],
+        "CHILD-A": [{"text": "a"}], "CHILD-B": [{"text": "b"}]})
+    app, _ = app_for()
+    assert app.turn("PARENT: two").ok
+    page_path = tmp_path / "timeline.html"
+    write_html(read_timeline(app.messages.log.path), workspace, page_path)
+    dom = run_browser(tmp_path / "profile", "--dump-dom", page_path.as_uri()).stdout.decode()
+    parsed = Tags()
+    parsed.feed(dom)
+    lanes = [a for t, a in parsed.tags if t == "g" and a.get("class") == "lane"]
+    assert [a["data-task"] for a in lanes] == ["1", "2"]
+    assert [a for t, a in parsed.tags if t == "svg"][0].get("data-rendered") == "1"
+    assert not any(t == "img" for t, _ in parsed.tags) and "task 2 general: <img src=x onerror=alert(2)>" in dom.replace("&lt;", "<").replace("&gt;", ">")
