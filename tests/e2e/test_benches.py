@@ -18,7 +18,9 @@ BENCHES = {          # bench → a line its figures are on
     "cost.py": r"default +[\d,]+ +[\d.]+×",
     "first_answer.py": r"1 +[\d.]+ +[\d.]+ +[\d.]+",
     "guard.py": r"one long word +[\d.]+s",
+    "mcp.py": r"deferred +\d+ +\d+ +[\d,]+",
     "memory.py": r"read_file peak RSS +[\d.]+ MB",
+    "subagents.py": r"task +[\d,]+ +\d+ +[\d,]+ +\d+",
     "sandbox.py": r"(true +[\d.]+ +[\d.]+ +[\d.]+|no kernel sandbox here)",
 }
 
