@@ -158,7 +158,7 @@ def memory_report(event: MemoryReport) -> Text:
 
 HELP_KEYS = ("  Enter sends · Alt-Enter / Esc Enter newline · ↑ history · Tab completes commands and @paths · Esc or Ctrl-C "
              "interrupts the turn (Ctrl-C at the prompt clears the line) · Shift-Tab cycles the approval mode "
-             "(default → auto_edit → plan, where nothing changes) · Ctrl-D exits")
+             "(default → auto_edit → plan, where nothing changes) · Ctrl-O the sub-agents' steps · Ctrl-D exits")
 HELP_HABITS = ("  !cmd runs your own shell command (the model sees it with your next message) · @path attaches a "
                "workspace file (Tab completes it) · /undo and /rewind cover write_file / edit_file, not shell "
                "commands")
