@@ -52,7 +52,7 @@ def clean_env(home: Path, **extra) -> dict:
 
 @pytest.mark.install          # a new venv and pip install, as the README's first command does
 def test_readme_first_command_runs_experiment_1_on_the_demo_model(tmp_path):
-    command = readme_command("## Quick start")
+    command = readme_command("## Set up")
     assert command.endswith(".venv/bin/python agent.py") and "pip install" in command
     clone = copy_of_the_repository(tmp_path / "s08")
     home = tmp_path / "home"
