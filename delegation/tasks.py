@@ -172,14 +172,18 @@ class Delegator:
         self._answer_questions()
 
     def _answer_questions(self) -> None:
+        from approvals.policy import Answer
+        ask = self.agent.ask
+        self._drain(lambda request: ask(request) if ask is not None else Answer(False))
+
+    def _drain(self, answer_for) -> None:
+        """Answer every question the children have queued, one at a time, with `answer_for(request)`."""
         while True:
             try:
                 question = self.questions.get_nowait()
             except queue.Empty:
                 return
-            ask = self.agent.ask
-            from approvals.policy import Answer
-            question.answer = ask(question.request) if ask is not None else Answer(False)
+            question.answer = answer_for(question.request)
             question.answered.set()
 
     def _progress(self) -> None:
@@ -204,13 +208,7 @@ class Delegator:
 
     def _refuse_questions(self) -> None:
         from approvals.policy import Answer
-        while True:
-            try:
-                question = self.questions.get_nowait()
-            except queue.Empty:
-                return
-            question.answer = Answer(False, reason="stopped")
-            question.answered.set()
+        self._drain(lambda _request: Answer(False, reason="stopped"))
 
     def _finish(self, child: Child) -> ToolResult:
         """The child's report for the parent, said once on screen and in the session log."""
