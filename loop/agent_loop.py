@@ -182,9 +182,8 @@ class Agent:
         self.tool_ctx.extra["skills"] = skills
         self.tool_ctx.extra["skill_loaded"] = self.continuity.skill_loaded
         if skills and not any(t["name"] == "skill" for t in self.builtin_tools):
-            order = list(REGISTRY)               # the skill tool where the registry has it, before sub-agents' `task`
-            self.builtin_tools = sorted(self.builtin_tools + tool_schemas(["skill"]),
-                                        key=lambda t: order.index(t["name"]) if t["name"] in order else len(order))
+            names = {t["name"] for t in self.builtin_tools} | {"skill"}     # in the registry's order
+            self.builtin_tools = tool_schemas([n for n in REGISTRY if n in names])
             servers = self.tool_ctx.servers
             self.tools = self.builtin_tools + (servers.schemas() if servers is not None else [])
         self.compactor.system, self.compactor.tools = self.system, self.tools
