@@ -34,6 +34,7 @@ from hooks import Hooks
 from prompts.skills import find_skills
 from messages import drop_interruption_marks
 from llm import make_provider
+from llm.window_probe import WindowProbe, wanted as probe_wanted
 from loop import hook_events
 from loop.agent_loop import Agent, TurnResult, run_turn
 from loop.mentions import attach, budget_for
@@ -97,6 +98,8 @@ class App:
             self._restore(resume, model)                                  # its checkpoints, and the model chosen
         elif model:
             set_model(self, model, quiet=True)                # --model
+        self.window_probe: WindowProbe | None = None
+        self.probe_window()
         if resume is not None and resume.repaired:
             for state in self._state_records():        # the repair snapshot, completed with what it lacked
                 self.messages.note(state)
@@ -123,7 +126,7 @@ class App:
             bind_session(self.workspace, history.log.id)     # the files compaction writes are named for it
         self.continuity.connect(history.note)
         history.kept_state = self._state_records
-        self.agent.compactor.on_window = lambda tokens: history.note({"t": "window", "tokens": tokens})
+        self.agent.compactor.on_window = history.note
         self.agent.compactor.background.on_record = history.note      # preparing, applying a summary
         self.agent.compactor.prepare_between_turns = self.origin != "print"     # -p: no turn follows
         use_checkpoints(self, history)
@@ -131,7 +134,7 @@ class App:
     def _state_records(self) -> list[dict]:
         """What a catch-up snapshot of the session log writes besides the history."""
         learned = self.agent.compactor.window.learned
-        return ([self.continuity.snapshot()] + ([{"t": "window", "tokens": learned}] if learned else [])
+        return ([self.continuity.snapshot()] + ([self.agent.compactor.window_record()] if learned else [])
                 + self.continuity.rewound_records() + self.checkpoints.records() + model_records(self))
 
     def _resume(self, loaded: LoadedSession) -> LoggedHistory:
@@ -147,7 +150,7 @@ class App:
         if loaded.anchor:
             covered, tokens = loaded.anchor
             self.agent.compactor.meter.anchor(history, covered, tokens)
-        self.agent.compactor.learn_window(loaded.window, quiet=True)
+        self.agent.compactor.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
         if loaded.prepared and (loaded.repaired or not self.agent.compactor.background.restore(history, loaded.prepared)):
             history.note({"t": "dropped", "n": loaded.prepared["n"], "why": "the resumed history is not the one "
                           "it summarized"})
@@ -362,6 +365,18 @@ class App:
         """The project's hooks asked about (once), then SessionStart (hook_events.py)."""
         hook_events.start(self, source)
 
+    def probe_window(self) -> None:
+        """Ask the server its context window (llm/window_probe.py) once requests may go to it, unless
+        CONTEXT_WINDOW was set or the endpoint is Anthropic's own; the answer is used when it is in
+        (before a turn, after each reply: Compactor.take_told), never waited for."""
+        if self.window_probe is None and not self.demo and self.settings.has_credentials \
+                and not self.settings.endpoint_problem and not self.access.unsettled \
+                and not self.access.sources.get("CONTEXT_WINDOW") and probe_wanted(self.settings.base_url):
+            key = self.settings.anthropic_api_key or self.settings.anthropic_auth_token
+            self.window_probe = WindowProbe.start(self.settings.base_url, self.settings.model_id, key)
+            self.agent.compactor.window_probe = self.window_probe
+        self.agent.compactor.take_told()
+
     # ---- the conversation --------------------------------------------------------------
     def turn(self, text: str | None) -> TurnResult:
         blocked = self._blocked()
@@ -377,6 +392,7 @@ class App:
         if text and text.strip():           # plan mode on, or just switched off: the model is told (plan_mode.py)
             note, self.plan_told = note_for(self.approvals.mode == "plan", self.plan_told)
         self.start_servers()
+        self.probe_window()
         result = run_turn(self.messages, text, self.agent, tuple(attached) + hooked, note=note)
         if self.hooks:
             result = hook_events.after_turn(self, result)
@@ -403,13 +419,18 @@ class App:
     def clear(self) -> None:
         started = self.hooks_started
         self.close("clear")
-        learned = self.agent.compactor.window.learned   # the window belongs to the endpoint, not the conversation
+        old = self.agent.compactor      # the window belongs to the endpoint, not the conversation
+        learned, silent, told = old.window.learned, old.silent_at, (old.window.told, old.window.told_from)
         self.continuity = Continuity()          # a new session (the old one stays resumable), remembering nothing
         self.agent = None                       # type: ignore[assignment]
         self.load()                             # and a fresh compactor: no state of the old conversation
         self._use_history(self._new_history())
         self.plan_told = False
-        self.agent.compactor.learn_window(learned, quiet=True)
+        self.agent.compactor.learn_window(learned, quiet=True, silent=silent)
+        if told[0]:
+            self.agent.compactor.window.tell(*told)
+            self.agent.compactor.continuity.use_settings(self.settings, self.agent.compactor.limit)
+        self.agent.compactor.window_probe = old.window_probe
         self.ledger.new_session()               # the run's total goes on
         self.approvals.forget()                 # "always" answers belonged to the old session
         self.last_tool = None

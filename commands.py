@@ -135,6 +135,8 @@ def _context(app, _arg: str) -> None:
     parts = breakdown(app.messages, agent.base_system, agent.tools, agent.instructions.prompt_section(),
                       agent.skills.prompt_section() if agent.skills else "")
     total = agent.compactor.measure(app.messages) if app.messages else sum(parts.values())
+    if hasattr(app, "probe_window"):
+        app.probe_window()                  # the server's word on the window, if it came in meanwhile
     window = agent.compactor.window
     sandbox = getattr(app, "sandbox", None)
     if hasattr(app, "start_servers"):
@@ -150,7 +152,8 @@ def _context(app, _arg: str) -> None:
                            sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt,
                            agent.compactor.background.describe() if app.settings.background_compact == "on" else "",
                            mcp, note,
-                           app.delegator.context_line() if getattr(app, "delegator", None) else ""))
+                           app.delegator.context_line() if getattr(app, "delegator", None) else "",
+                           window.shrunk))
 
 
 @command("/mcp", "the MCP servers: their state, tools and what their schemas cost (docs/mcp.md)")

@@ -176,13 +176,14 @@ class ContextReport:
     total: int
     limit: int
     window: int
-    window_source: str = "CONTEXT_WINDOW"     # or "learned from the API"
+    window_source: str = "CONTEXT_WINDOW"     # or where else it came from (compaction/window.py)
     sandbox: str = ""                         # the bash tool's sandbox in one line (tools.sandbox.Sandbox.status)
     usage_doubt: str = ""                     # why the endpoint's usage is not trusted (compaction/pipeline.py)
     summary: str = ""                         # the summary prepared in the background, if any
     mcp: dict = field(default_factory=dict)   # MCP schema tokens per server, as sent now (servers/manager.py)
     mcp_note: str = ""                        # MCP schemas deferred or not, against MCP_SCHEMA_BUDGET
     tasks: str = ""                           # the sub-agents' contexts, kept out of this one (delegation/)
+    window_shrunk: bool = False               # the window is below CONTEXT_WINDOW: the limit is 75% of it
 
 
 @dataclass

@@ -14,7 +14,8 @@ when the settings change (`use_settings`):
   - the session's Continuity: the person's messages and the work ledger, which every cut keeps;
   - the MessageIndex (index.py): what each layer and the meter decide about a message is computed
     once for that message object, so a call's own work does not grow with the history;
-  - the Window (window.py): CONTEXT_WINDOW or the one the API stated, and the limit it implies;
+  - the Window (window.py): CONTEXT_WINDOW, the server's word (take_told), the one the API stated or an
+    empty answer bounded (silence_is_overflow), and the limit it implies;
   - the CacheClock (window.py): a turn that starts after the prompt cache expired starts "cold" —
     then old results are cleared whatever their batch size, and the history is summarized once it is
     past COLD_COMPACT_AT of the limit, because the prompt is written again anyway;
@@ -100,7 +101,9 @@ class Compactor:
         self.system, self.tools = system, tools
         self.continuity = continuity or Continuity(workspace=self.workspace)
         self.cache = CacheClock(clock) if clock else CacheClock()
-        self.on_window: Callable[[int], None] | None = None     # records a learned window (the session log)
+        self.on_window: Callable[[dict], None] | None = None    # records a learned window (the session log)
+        self.silent_at: int | None = None         # the empty answer's size the learned window came from
+        self.window_probe = None                  # asking the server its window (llm/window_probe.py), or None
         self.background = Background(self.workspace)            # the summary prepared ahead (background.py)
         self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
         self.schedule = Schedule()                # when it is prepared and goes in (schedule.py)
@@ -185,24 +188,58 @@ class Compactor:
         self.largest_answered = max(self.largest_answered, self.measure(messages))    # as the next size is measured
         self.silences = 0
         self.cache.used()
+        self.take_told()
 
     def silence_is_overflow(self, size: int) -> bool:
         """An empty answer to a prompt of `size` tokens: a context overflow when the prompt is near the window
         s08 knows, or larger than any this endpoint answered in the session (a window s08 does not know), or
         when the endpoint was silent the time before too (a resumed session may start past the window)."""
         self.silences += 1
-        return size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size or self.silences > 1
+        overflow = size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size or self.silences > 1
+        if overflow:        # the window is below this prompt: learned (window.py, silence_bound), so the
+            answered = self.largest_answered if self.largest_answered < size else 0    # next one fits
+            if self.window.bound(answered, size):
+                self.silent_at = size
+                self._window_changed(f"[the endpoint answered nothing to ~{size:,} tokens"
+                                     + (f" after answering ~{answered:,}" if answered else "")
+                                     + f": taking its context window as ~{self.window.tokens:,} tokens; "
+                                       f"compacting at {self.limit:,}]", quiet=False)
+        return overflow
 
-    def learn_window(self, maximum: int | None, quiet: bool = False) -> None:
-        """The API stated its window: use it for the rest of the session, and say so once."""
-        if not self.window.learn(maximum):
+    def learn_window(self, maximum: int | None, quiet: bool = False, silent: int | None = None) -> None:
+        """The API stated its window (or, `silent`, an earlier session learned it from an empty answer at
+        that size): use it for the rest of the session, and say so once."""
+        if not self.window.restore(maximum, silent):
             return
+        self.silent_at = silent
+        self._window_changed(f"[context window is {self.window.tokens:,} tokens for this model; compacting at "
+                             f"{self.limit:,}]", quiet)
+
+    def _window_changed(self, said: str, quiet: bool) -> None:
         self.continuity.use_settings(self.settings, self.limit)
         if self.on_window is not None and self.window.learned:
-            self.on_window(self.window.learned)
+            self.on_window(self.window_record())
         if not quiet:
-            self.emit(Notice(f"[context window is {self.window.tokens:,} tokens for this model; compacting at "
-                             f"{self.limit:,}]", "warning"))
+            self.emit(Notice(said, "warning"))
+
+    def window_record(self) -> dict:
+        """The session log's record of the learned window (resumed with learn_window)."""
+        return {"t": "window", "tokens": self.window.learned,
+                **({"silent": self.silent_at} if self.silent_at else {})}
+
+    def take_told(self) -> None:
+        """The window the server said when asked (llm/window_probe.py), once its answer is in: used
+        from now on unless CONTEXT_WINDOW was set (the probe is not started then)."""
+        probe, told = self.window_probe, None
+        if probe is not None:
+            told = probe.result()
+        if told is None:
+            return
+        self.window_probe = None
+        if self.window.tell(told.tokens, told.source):
+            self.continuity.use_settings(self.settings, self.limit)
+            self.emit(Notice(f"[context window {self.window.tokens:,} tokens ({self.window.source}); "
+                             f"compacting at {self.limit:,}]", "info"))
 
     # ---- the pipeline ------------------------------------------------------------------
     def cheap_layers(self, messages: list[dict], clear_all: bool = False, hold_snip: bool = False) -> list[dict]:

@@ -135,7 +135,7 @@ class Agent:
     def answer_room(self, messages: list[dict], purpose: str, wanted: int) -> int:
         """max_tokens for a call: `wanted`, but within a window the endpoint stated (many count the answer's
         room in the window: "you requested 4847 tokens (747 in the messages, 4100 in the completion)")."""
-        learned = self.compactor.window.learned
+        learned = self.compactor.window.known       # stated, told by the server, or learned
         if not learned:
             return wanted
         prompt = self.compactor.measure(messages) if purpose == "answer" else \

@@ -19,7 +19,7 @@ from compaction.continuity import Continuity
 from compaction.ledger import WorkLedger
 from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
 from compaction.tokens import usage_tokens
-from compaction.window import MIN_WINDOW
+from compaction.window import MIN_BOUND, MIN_WINDOW
 from messages import blocks
 from llm.usage import clean_usage
 from session.repair import STOPPED_RESULT, make_sendable
@@ -45,6 +45,7 @@ class LoadedSession:
     unanswered: bool = False
     continuity: Continuity = field(default_factory=Continuity)
     window: int | None = None                  # the context window the API stated, if it did
+    window_silent: int | None = None           # the empty answer's size it was learned from, if so
     repaired: bool = False                     # replay had to skip or fix something: resume writes a snapshot
     checkpoints: list[dict] = field(default_factory=list)   # checkpoint / undone records (session/checkpoints.py)
     model_choice: str | None = None            # the model the person chose (--model, /model), if they did
@@ -77,6 +78,10 @@ def _record_ok(r, length: int) -> bool:
     if kind == "typed":
         return isinstance(r.get("text"), str)
     if kind == "window":
+        silent = r.get("silent")
+        if silent is not None:          # learned from an empty answer at that size (window.py, silence_bound)
+            return (isinstance(silent, int) and isinstance(r.get("tokens"), int)
+                    and MIN_BOUND <= r["tokens"] <= silent)
         return isinstance(r.get("tokens"), int) and r["tokens"] >= MIN_WINDOW
     if kind == "typed_saved":
         return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
@@ -185,7 +190,7 @@ def replay(lines: list[str]) -> LoadedSession:
         if kind in ("set", "extend", "replace") and loaded.anchor and (record.get("i", record.get("keep", 0)) < loaded.anchor[0]):
             loaded.anchor = None           # the prompt that usage measured was rewritten since
         if kind == "window":
-            loaded.window = record["tokens"]
+            loaded.window, loaded.window_silent = record["tokens"], record.get("silent")
         if kind in BACKGROUND_RECORDS:        # only a "prepared" one no later record ended may be offered again
             loaded.prepared = record if kind == "prepared" else None
         if kind in CONTINUITY_RECORDS:

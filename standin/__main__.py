@@ -2,6 +2,13 @@
 
 Then, in another terminal:
     ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=test python agent.py
+
+Options for a local server's behaviour (issue 32; `--help` lists them all):
+    --silent-overflow    a streamed Messages request past --window gets an empty 200, not the 400
+                         "prompt is too long" (what a gateway in front of llama.cpp answers)
+    --props-window N     serve llama.cpp's GET /props with n_ctx N
+    --ollama-window N    serve Ollama's POST /api/show with num_ctx N in its parameters
+    --vllm-window N      serve GET /v1/models with max_model_len N (vLLM, SGLang)
 """
 
 from __future__ import annotations
@@ -38,6 +45,12 @@ def main(argv=None) -> int:
     parser.add_argument("--plain-only", type=int, default=0, metavar="STATUS", help="/v1/chat/completions "
                         "refuses a system message whose content is a list of parts with this status (422, 400, "
                         "500), as some local servers do")
+    parser.add_argument("--silent-overflow", action="store_true", help="answer a streamed Messages request past "
+                        "--window with an empty 200 instead of 400 'prompt is too long'")
+    parser.add_argument("--props-window", type=int, metavar="N", help="serve llama.cpp's GET /props with n_ctx N")
+    parser.add_argument("--ollama-window", type=int, metavar="N", help="serve Ollama's POST /api/show with "
+                        "num_ctx N")
+    parser.add_argument("--vllm-window", type=int, metavar="N", help="serve GET /v1/models with max_model_len N")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request")
     args = parser.parse_args(argv)
     script = []
@@ -49,7 +62,10 @@ def main(argv=None) -> int:
                          api_key=args.key, port=args.port, delay=args.delay, verbose=args.verbose,
                          cache=PromptCache(min_cacheable=args.min_cacheable), admin=not args.no_admin,
                          plain_only=args.plain_only, reply_latency=args.reply_latency,
-                         summary_latency=args.summary_latency).start()
+                         summary_latency=args.summary_latency,
+                         messages_overflow="empty" if args.silent_overflow else "error",
+                         props_window=args.props_window, ollama_window=args.ollama_window,
+                         vllm_window=args.vllm_window).start()
     except OSError as exc:
         print(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1

@@ -39,6 +39,21 @@ runs), and any local process — or a web page, whose text/plain POST needs no
 CORS preflight — can reach 127.0.0.1. So with an `api_key` the admin endpoints
 require that key too, and `admin=False` (the built-in demo model) serves none.
 
+`messages_overflow="empty"`: a streamed Messages request past `context_window` is answered with an empty
+200 (message_start, message_delta with end_turn and 0 output tokens, message_stop) instead of the 400
+"prompt is too long" — what a gateway in front of llama.cpp does (issue 32); a count_tokens request still
+gets its count. `silent_answers` counts those empty answers.
+
+It also answers the questions s08 asks a local server about its window (llm/window_probe.py), each only
+when its option is set (otherwise a 404, as Anthropic's API answers):
+    props_window=N     GET  /props       llama.cpp: {"default_generation_settings": {"n_ctx": N}, ...}
+    ollama_window=N    POST /api/show    Ollama: "num_ctx N" in `parameters`, and
+                                         model_info["llama.context_length"] = `ollama_trained` (131072)
+    vllm_window=N      GET  /v1/models   vLLM/SGLang: the model list with "max_model_len": N
+    probe_answers={path: (status, bytes, drip)}   any raw answer for those paths (hostile ones in tests):
+                                         the bytes sent in 64 KB pieces, `drip` seconds apart
+`probes` lists the paths asked that an option serves.
+
 A POST is checked before its body is read: the key first, then its Content-Length (missing,
 malformed, negative or over `max_body` — the real API's 32 MB — is a 4xx, and the connection is
 closed), so a local process cannot make s08's demo port hold a body it never authorized.
@@ -61,6 +76,7 @@ from .exchange import (DEFAULT_WINDOW, ERROR_MESSAGES, ERROR_TYPES, STREAM_ERROR
 MAX_BODY = 32 * 1024 * 1024          # the Messages API's own limit for one request
 LENGTH = re.compile(r"\d{1,12}")
 REFUSED = object()                   # _read_body answered already and the connection will close
+QUIET_404 = ("/props", "/api/show", "/api/ps")     # the window questions (llm/window_probe.py), when not served
 
 
 
@@ -71,8 +87,16 @@ class StandIn(Exchange):
                  api_key: str | None = None, port: int = 0, chunk: int = 12, delay: float = 0.0,
                  verbose: bool = False, cache: PromptCache | None = None, record: bool = True, admin: bool = True,
                  max_body: int = MAX_BODY, plain_only: int = 0,
-                 reply_latency: float = 0.0, summary_latency: float = 0.0):
+                 reply_latency: float = 0.0, summary_latency: float = 0.0, messages_overflow: str = "error",
+                 props_window: int | None = None, ollama_window: int | None = None, ollama_trained: int = 131_072,
+                 vllm_window: int | None = None, probe_answers: dict | None = None):
         super().__init__(script, brain, strict, context_window, cache, record, reply_latency, summary_latency)
+        self.messages_overflow = messages_overflow     # "error" (the 400) or "empty" (an empty 200, streamed)
+        self.silent_answers = 0
+        self.props_window, self.ollama_window, self.ollama_trained = props_window, ollama_window, ollama_trained
+        self.vllm_window = vllm_window
+        self.probe_answers: dict = probe_answers or {}
+        self.probes: list[str] = []
         self.api_key, self.max_body = api_key, max_body
         self.plain_only = plain_only         # refuse the system prompt as blocks with this status (both dialects)
         # /v1/chat/completions over the window, streamed: "empty" (an empty 200), "error" (OpenAI's 400), or
@@ -184,7 +208,48 @@ class Handler(BaseHTTPRequestHandler):
         return self.standin.api_key is None or self._authorized()
 
     # ---- endpoints ------------------------------------------------------------------
+    def _probe(self, path: str) -> bool:
+        """A question about the window (llm/window_probe.py), answered when an option serves it."""
+        s = self.standin
+        served = path in s.probe_answers or {"/props": s.props_window, "/api/show": s.ollama_window,
+                                             "/v1/models": s.vllm_window}.get(path) is not None
+        if served:
+            s.probes.append(path)
+        if path in s.probe_answers:
+            status, data, drip = s.probe_answers[path]
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            try:
+                for at in range(0, len(data), 65536):
+                    self.wfile.write(data[at:at + 65536])
+                    self.wfile.flush()
+                    if drip:
+                        time.sleep(drip)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+        elif path == "/props" and s.props_window is not None:
+            self._send_json(200, {"default_generation_settings": {"n_ctx": s.props_window, "temperature": 0.8},
+                                  "total_slots": 1, "model_path": "stand-in.gguf"})
+        elif path == "/api/show" and s.ollama_window is not None:
+            self._send_json(200, {"parameters": f'num_ctx                        {s.ollama_window}\nstop  "<|eot|>"',
+                                  "model_info": {"general.architecture": "llama",
+                                                 "llama.context_length": s.ollama_trained}})
+        elif path == "/v1/models" and s.vllm_window is not None:
+            self._send_json(200, {"object": "list", "data": [{"id": "stand-in", "object": "model",
+                                                              "max_model_len": s.vllm_window}]})
+        elif path in QUIET_404:         # not served: a 404 that `answers` does not record
+            self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "Not found"}})
+            return True
+        else:
+            return False
+        return True
+
     def do_GET(self):
+        path = self.path.split("?", 1)[0]
+        if path in (*QUIET_404, "/v1/models") and self._probe(path):
+            return
         if self.path.startswith("/_standin/"):
             if not self._admin_allowed():
                 return
@@ -216,12 +281,17 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_error(400, "Invalid JSON in request body")
         if self.path.startswith("/v1/chat/completions"):
             return self._chat(body)
+        if self.path.split("?", 1)[0] == "/api/show" and self._probe("/api/show"):
+            return
         counting = self.path.startswith("/v1/messages/count_tokens")
         if not counting and not self.path.startswith("/v1/messages"):
             return self._send_error(404, f"Not found: {self.path}")
         if not counting:
             self.standin.keep(body)
         prompt, refused = self.standin.check(body, counting)
+        if (refused is not None and not counting and body.get("stream") and self.standin.messages_overflow == "empty"
+                and prompt > self.standin.context_window):
+            return self._stream_empty(body)
         if refused is not None:
             return self._send_error(*refused)
         if counting:
@@ -329,6 +399,28 @@ class Handler(BaseHTTPRequestHandler):
             self._event(name, data)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _stream_empty(self, body: dict) -> None:
+        """The silent overflow: HTTP 200, a message with nothing in it."""
+        self.standin.silent_answers += 1
+        self.standin.answers.append("200 empty")
+        message = {"id": new_id("msg_01"), "type": "message", "role": "assistant", "model": body.get("model", ""),
+                   "content": [], "stop_reason": None, "stop_sequence": None,
+                   "usage": {"input_tokens": 0, "output_tokens": 0}}
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream; charset=utf-8")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            self._event("message_start", {"type": "message_start", "message": message})
+            self._event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
+                                                                            "stop_sequence": None},
+                                          "usage": {"output_tokens": 0}})
+            self._event("message_stop", {"type": "message_stop"})
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def _fail_stream(self, reply: dict) -> None:
         if reply.get("stream_error"):

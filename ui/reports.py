@@ -49,10 +49,9 @@ def context_report(event: ContextReport, width: int = BAR_WIDTH) -> Text:
     scale = max(0, event.total - fixed) / talk if talk else 0
     parts["messages"], parts["tool results"] = round(parts["messages"] * scale), round(parts["tool results"] * scale)
     span = min(event.window, max(2 * event.limit, event.total))    # enough room to see the limit clearly
-    learned = event.window_source != "CONTEXT_WINDOW"
     out = Text(f"context {event.total:,} tokens · compaction at {event.limit:,} "
-               f"({'75% of the window' if learned else 'CONTEXT_LIMIT'}) · window {event.window:,} "
-               f"({event.window_source}) · the bar spans {span:,}\n")
+               f"({'75% of the window' if event.window_shrunk else 'CONTEXT_LIMIT'}) · window {event.window:,} "
+               f"({safe_line(event.window_source, 80)}) · the bar spans {span:,}\n")
     bar, used, running = Text("["), 0, 0
     for name, tokens in parts.items():
         running += tokens

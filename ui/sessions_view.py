@@ -38,6 +38,8 @@ def print_banner(console: Console, app) -> None:
     console.print(model + _pair("workspace ", app.workspace) + endpoint)
     console.print(Text("Enter sends · Alt-Enter adds a line · Esc or Ctrl-C interrupts · Shift-Tab approvals "
                        f"({safe_line(app.approvals.mode)}) · /help · Ctrl-D exits", style="dim"))
+    if not app.demo and getattr(app, "agent", None) is not None:
+        console.print(Text(window_line(app.agent.compactor.window), style="dim"))
     sandbox = getattr(app, "sandbox", None)
     if sandbox is not None and (sandbox.mode != "read-only" or not sandbox.available):
         console.print(Text(safe_line(sandbox.status()), style="dim" if sandbox.available else "yellow"))
@@ -50,6 +52,13 @@ def print_banner(console: Console, app) -> None:
         console.print(Text(safe_line(app.missing_key_message()), style="yellow"))
     if app.resumed is not None:
         show_resumed(console, app.resumed, app.messages)
+
+
+def window_line(window) -> str:
+    """The context window in use and where it came from (compaction/window.py), e.g. "context window 4,096
+    tokens (llama.cpp /props n_ctx) · compaction at 3,072"."""
+    return (f"context window {window.tokens:,} tokens ({safe_line(window.source, 80)}) · "
+            f"compaction at {window.limit:,}")
 
 
 def counted(loaded) -> str:
