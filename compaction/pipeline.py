@@ -112,6 +112,7 @@ class Compactor:
         self.breaker = Breaker()                  # when automatic summaries stop (breaker.py)
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
         self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
+        self.largest_estimate = 0       # the same prompt as s08 estimates it (the unit of a window an empty answer bounds)
         self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
         self.silences = 0               # empty answers in a row
         self.cold_turn = False
@@ -186,21 +187,27 @@ class Compactor:
         else:
             self.meter.observe(messages, usage)
         self.largest_answered = max(self.largest_answered, self.measure(messages))    # as the next size is measured
+        self.largest_estimate = max(self.largest_estimate, estimate)     # the same, in s08's own estimate
         self.silences = 0
         self.cache.used()
         self.take_told()
 
-    def silence_is_overflow(self, size: int) -> bool:
-        """An empty answer to a prompt of `size` tokens: a context overflow when the prompt is near the window
-        s08 knows, or larger than any this endpoint answered in the session (a window s08 does not know), or
-        when the endpoint was silent the time before too (a resumed session may start past the window)."""
+    def silence_is_overflow(self, size: int, messages: list[dict] | None = None) -> bool:
+        """An empty answer to a prompt of `size` tokens (`messages`): a context overflow when the prompt is
+        near the window s08 knows, or larger than any this endpoint answered in the session (a window s08
+        does not know), or when the endpoint was silent the time before too (a resumed session may start
+        past the window). Then the window is below this prompt and above the largest answered: learned
+        (window.py, silence_bound) so that the next request fits — in s08's own estimate of both prompts,
+        the unit compaction cuts to (the endpoint's count of the same text can be far higher, and it
+        said none for the silent one)."""
         self.silences += 1
         overflow = size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size or self.silences > 1
-        if overflow:        # the window is below this prompt: learned (window.py, silence_bound), so the
-            answered = self.largest_answered if self.largest_answered < size else 0    # next one fits
-            if self.window.bound(answered, size):
-                self.silent_at = size
-                self._window_changed(f"[the endpoint answered nothing to ~{size:,} tokens"
+        silent = estimate_tokens(messages, self.system, self.tools) if messages is not None else size
+        if overflow:
+            answered = self.largest_estimate if self.largest_estimate < silent else 0
+            if self.window.bound(answered, silent):
+                self.silent_at = silent
+                self._window_changed(f"[the endpoint answered nothing to ~{silent:,} tokens"
                                      + (f" after answering ~{answered:,}" if answered else "")
                                      + f": taking its context window as ~{self.window.tokens:,} tokens; "
                                        f"compacting at {self.limit:,}]", quiet=False)

@@ -255,7 +255,7 @@ def _silence(messages: list[dict], agent: Agent, reply: ModelReply, may_retry: b
     an overflow: the window is at most this prompt, compact and retry once. Otherwise it is a failure."""
     compactor = agent.compactor
     size = max(compactor.measure(messages), reply.usage.prompt if reply.usage else 0)
-    if may_retry and compactor.silence_is_overflow(size):
+    if may_retry and compactor.silence_is_overflow(size, messages):
         compactor.learn_window(size)
         return compactor.reactive(messages, maximum=size, why=(
             f"the endpoint answered with nothing to a prompt of about {size:,} tokens, larger than any it "
