@@ -52,7 +52,7 @@ when its option is set (otherwise a 404, as Anthropic's API answers):
     vllm_window=N      GET  /v1/models   vLLM/SGLang: the model list with "max_model_len": N
     probe_answers={path: (status, bytes, drip)}   any raw answer for those paths (hostile ones in tests):
                                          the bytes sent in 64 KB pieces, `drip` seconds apart
-`probes` lists the paths asked that an option serves.
+`probes` lists the paths an option served, each once its answer was sent.
 
 A POST is checked before its body is read: the key first, then its Content-Length (missing,
 malformed, negative or over `max_body` — the real API's 32 MB — is a 4xx, and the connection is
@@ -213,8 +213,6 @@ class Handler(BaseHTTPRequestHandler):
         s = self.standin
         served = path in s.probe_answers or {"/props": s.props_window, "/api/show": s.ollama_window,
                                              "/v1/models": s.vllm_window}.get(path) is not None
-        if served:
-            s.probes.append(path)
         if path in s.probe_answers:
             status, data, drip = s.probe_answers[path]
             self.send_response(status)
@@ -244,6 +242,8 @@ class Handler(BaseHTTPRequestHandler):
             return True
         else:
             return False
+        if served:
+            s.probes.append(path)         # after the answer is sent: its reader has it
         return True
 
     def do_GET(self):

@@ -1,0 +1,103 @@
+"""The window learned end to end in-process, through the real SDK against the stand-in over HTTP (issue 32):
+the server's word used, shown in the banner and /context (and not asked when CONTEXT_WINDOW is set);
+an empty answer after smaller answered prompts bounds the window so that the next requests fit."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from commands import dispatch
+from events import ContextReport, Notice
+from ui.sessions_view import print_banner
+
+
+def log_part(n: int) -> str:
+    """A part of a build log: dense with numbers and punctuation, which the endpoint counts higher than
+    s08's estimate does (the stand-in's counter, like a real tokenizer)."""
+    return "\n".join(f"[{n:02d}:{i:04d}] gcc -O2 -c src/mod{i % 37}.c -o build/mod{i % 37}.o  # 0x{i * 7919:08x} "
+                     f"ok ({i * 13 % 997} ms)" for i in range(60))
+
+
+def banner(app) -> str:
+    out = io.StringIO()
+    print_banner(Console(file=out, width=200, color_system=None), app)
+    return out.getvalue()
+
+
+def told_app(app_for, standin, **options):
+    for name, value in options.items():
+        setattr(standin, name, value)
+    app, events = app_for()
+    assert app.window_probe is not None and app.window_probe.done.wait(30)
+    return app, events
+
+
+def test_the_llama_cpp_window_is_used_and_shown_in_the_banner_and_context(app_for, standin):
+    app, events = told_app(app_for, standin, props_window=4_096)
+    standin.queue({"text": "hello"})
+    assert app.turn("hi").ok
+    window = app.agent.compactor.window
+    assert (window.tokens, window.limit, window.source) == (4_096, 3_072, "llama.cpp /props n_ctx")
+    assert standin.requests[-1]["max_tokens"] < 4_096           # the answer's room is within the window
+    assert "context window 4,096 tokens (llama.cpp /props n_ctx) · compaction at 3,072" in banner(app)
+    dispatch(app, "/context")
+    report = [e for e in events if isinstance(e, ContextReport)][-1]
+    assert (report.window, report.window_source, report.limit, report.window_shrunk) == (
+        4_096, "llama.cpp /props n_ctx", 3_072, True)
+    said = [e.text for e in events if isinstance(e, Notice) and e.text.startswith("[context window")]
+    assert said == ["[context window 4,096 tokens (llama.cpp /props n_ctx); compacting at 3,072]"]
+
+
+def test_the_ollama_and_vllm_windows_are_used(app_for, standin):
+    app, _ = told_app(app_for, standin, ollama_window=8_192)
+    app.probe_window()
+    assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (8_192, "Ollama /api/show num_ctx")
+
+
+def test_the_vllm_window_is_used(app_for, standin):
+    app, _ = told_app(app_for, standin, vllm_window=16_384)
+    app.probe_window()
+    assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (
+        16_384, "/v1/models max_model_len")
+
+
+def test_context_window_set_by_the_person_wins_and_the_server_is_not_asked(app_for, standin):
+    standin.props_window = 4_096
+    app, _ = app_for(context_window=100_000)
+    assert app.window_probe is None
+    standin.queue({"text": "hello"})
+    assert app.turn("hi").ok
+    assert standin.probes == [] and app.agent.compactor.window.tokens == 100_000
+    assert "context window 100,000 tokens (CONTEXT_WINDOW)" in banner(app)
+
+
+def test_an_endpoint_that_says_nothing_keeps_todays_window(app_for, standin):
+    app, _ = app_for()
+    assert app.window_probe is not None and app.window_probe.done.wait(30)
+    standin.queue({"text": "hello"})
+    assert app.turn("hi").ok
+    window = app.agent.compactor.window
+    assert (window.tokens, window.limit, window.source) == (200_000, 50_000, "CONTEXT_WINDOW")
+    assert standin.answers == ["200 end_turn"]                  # the questions left no trace in what it answered
+
+
+def test_silence_after_smaller_answered_prompts_makes_the_next_requests_fit(app_for, standin):
+    """Twelve turns of build-log pastes and short questions at a 4,096 window that answers an overflow
+    with an empty 200 (a gateway in front of llama.cpp): at most one request gets the silent answer, and
+    every turn is answered. Before: 25 silent answers, 10 of the 12 turns failed."""
+    standin.context_window, standin.messages_overflow = 4_096, "empty"
+    app, events = app_for()
+    results = []
+    for t in range(12):
+        text = f"here is part {t // 2 + 1} of the build log:\n{log_part(t)}" if t % 2 == 0 else "what failed so far?"
+        results.append(app.turn(text).ok)
+    assert standin.silent_answers <= 1
+    assert all(results)
+    window = app.agent.compactor.window
+    assert window.source.startswith("learned from an empty answer at ~")
+    app.close()
+    from session.replay import load_session
+    resumed = load_session(app.messages.log.path)                # the resume keeps it
+    assert resumed.window == window.tokens and resumed.window_silent
