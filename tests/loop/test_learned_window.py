@@ -48,9 +48,11 @@ def test_the_llama_cpp_window_is_used_and_shown_in_the_banner_and_context(app_fo
         4_096, "llama.cpp /props n_ctx", 3_072, True)
     said = [e.text for e in events if isinstance(e, Notice) and e.text.startswith("[context window")]
     assert said == ["[context window 4,096 tokens (llama.cpp /props n_ctx); compacting at 3,072]"]
+    app.clear()                                                 # the window belongs to the endpoint
+    assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (4_096, "llama.cpp /props n_ctx")
 
 
-def test_the_ollama_and_vllm_windows_are_used(app_for, standin):
+def test_the_ollama_window_is_used(app_for, standin):
     app, _ = told_app(app_for, standin, ollama_window=8_192)
     app.probe_window()
     assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (8_192, "Ollama /api/show num_ctx")
@@ -71,6 +73,16 @@ def test_context_window_set_by_the_person_wins_and_the_server_is_not_asked(app_f
     assert app.turn("hi").ok
     assert standin.probes == [] and app.agent.compactor.window.tokens == 100_000
     assert "context window 100,000 tokens (CONTEXT_WINDOW)" in banner(app)
+
+
+def test_context_window_set_later_wins_over_the_servers_word(app_for, standin, workspace):
+    app, _ = told_app(app_for, standin, props_window=4_096)
+    app.probe_window()
+    assert app.agent.compactor.window.tokens == 4_096
+    (workspace / ".env").write_text("CONTEXT_WINDOW=64000\n")
+    standin.queue({"text": "hello"})
+    assert app.turn("hi").ok                                    # the .env is read again before the turn
+    assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (64_000, "CONTEXT_WINDOW")
 
 
 def test_an_endpoint_that_says_nothing_keeps_todays_window(app_for, standin):
