@@ -375,10 +375,12 @@ class App:
             key = self.settings.anthropic_api_key or self.settings.anthropic_auth_token
             self.window_probe = WindowProbe.start(self.settings.base_url, self.settings.model_id, key)
             self.agent.compactor.window_probe = self.window_probe
-        if self.access.sources.get("CONTEXT_WINDOW") and self.agent.compactor.window.told:
-            self.agent.compactor.window.told = None          # set since (a reloaded .env): the setting wins
-            self.agent.compactor.continuity.use_settings(self.settings, self.agent.compactor.limit)
-        self.agent.compactor.take_told()
+        compactor = self.agent.compactor
+        if not self.access.sources.get("CONTEXT_WINDOW"):
+            compactor.take_told()
+        elif compactor.window_probe is not None or compactor.window.told:   # set since (a reloaded .env):
+            compactor.window_probe, compactor.window.told = None, None     # the setting wins
+            compactor.continuity.use_settings(self.settings, compactor.limit)
 
     # ---- the conversation --------------------------------------------------------------
     def turn(self, text: str | None) -> TurnResult:

@@ -207,8 +207,8 @@ class Compactor:
             answered = self.largest_estimate if self.largest_estimate < silent else 0
             if self.window.bound(answered, silent):
                 self.silent_at = silent
-                self._window_changed(f"[the endpoint answered nothing to ~{silent:,} tokens"
-                                     + (f" after answering ~{answered:,}" if answered else "")
+                self._window_changed(f"[the endpoint answered nothing to a prompt s08 estimates at ~{silent:,} "
+                                     "tokens" + (f", after answering ~{answered:,}" if answered else "")
                                      + f": taking its context window as ~{self.window.tokens:,} tokens; "
                                        f"compacting at {self.limit:,}]", quiet=False)
         return overflow
