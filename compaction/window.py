@@ -34,13 +34,15 @@ PERSIST_SHARE, ROUND_SHARE = 8, 4      # one output ≤ 1/8 of the window, one r
 
 def silence_bound(answered: int, silent: int) -> int:
     """The window an empty answer to a prompt of `silent` tokens implies, when the largest prompt this
-    endpoint answered was `answered` tokens (both as s08 measures them): it lies between the two, and
-    where the endpoint does not say. The midpoint: when the prompt had just crossed the window (the
-    usual case, a paste too many) it is close to the silent size and WINDOW_SHARE of it fits; after a
-    jump (a short question answered, then a big paste) it does not trust the silent size, and each
-    further silence would halve what is unknown again. Taking the silent size itself fails again
-    whenever the window is under WINDOW_SHARE of it; taking the answered size wastes most of the
-    window after one short answer. Nothing answered (a resumed session, silent twice): half of it."""
+    endpoint answered was `answered` tokens (both as s08 estimates them: the endpoint counts its own
+    way and said nothing of the silent prompt): it lies between the two, and where the endpoint does not
+    say. The midpoint: s08 keeps its requests under 80 % of the window (compacting at WINDOW_SHARE), which
+    for the midpoint is under the answered prompt whenever that was at least two thirds of the silent one
+    — the usual case, a paste too many — so the next request fits; after a jump (a short question
+    answered, then a big paste) it does not trust the silent size, and each further silence would halve
+    what is unknown again. Taking the silent size itself fails again whenever the window is under 80 %
+    of it; taking the answered size wastes most of the window after one short answer. Nothing answered
+    (a resumed session, silent twice): half of it."""
     return max(0, answered) + max(0, silent - max(0, answered)) // 2
 
 
