@@ -1,14 +1,14 @@
-"""The Anthropic provider: the one place that talks to the Anthropic SDK.
+"""The Anthropic provider: the Messages API's calls, and the key check.
 
     AnthropicProvider(settings, key_source, secrets).stream(request, emit) -> ModelReply
-    check_key(key, base_url, ...) -> KeyCheck        one cheap request that says if a key works
-    preload_sdk()                                    import the SDK early (a background thread at start-up)
-    AnthropicProvider.warm()                         that, and build the client (the same thread)
+    check_key(key, base_url, ...) -> KeyCheck        one cheap request that says if a key works (the SDK)
+    AnthropicProvider.warm()                         build the HTTP client now (a background thread at start-up)
 
-A call is sent with `stream=True` and read by llm/stream_watch.py (a total deadline, and an idle timer
-that pings do not reset: the endpoint is untrusted); retries are ours, not the SDK's (it gets
-max_retries=0: llm/streaming.py). Every failure becomes an LLMError with one line a person can act
-on (llm/errors.py). The SDK is imported lazily: `import llm` does not pay for it.
+A call is sent with `stream=True` over plain HTTP (llm/messages_http.py: the SDK's import, about 1.8 s of
+CPU, made the first answer wait) and read by llm/stream_watch.py (a total deadline, and an idle timer
+that pings do not reset: the endpoint is untrusted); retries are ours (llm/streaming.py). Every failure
+becomes an LLMError with one line a person can act on (llm/errors.py). Only check_key (/login, a first
+run's key) imports the SDK, when it runs: `import llm` and a session's calls never pay for it.
 """
 
 from __future__ import annotations
@@ -19,14 +19,10 @@ from dataclasses import dataclass
 from events import Emit, ignore
 from llm.contract import ErrorKind, LLMError, ModelReply, Request
 from llm.errors import classify, stream_error
+from llm.messages_http import MessagesHTTP
 from llm.stream_watch import MalformedStream, StreamTimeout, watched_events
 from llm.streaming import call_with_retries
 from redact import redact_url, secret_values
-
-
-def preload_sdk() -> None:
-    """Import the SDK now (it takes about a second), so the first call does not wait for it."""
-    import anthropic  # noqa: F401
 
 
 class AnthropicProvider:
@@ -37,27 +33,23 @@ class AnthropicProvider:
         without it, the settings' own key and token."""
         self.settings, self.key_source = settings, key_source
         self._secrets = secret_values(settings) if secrets is None else tuple(secrets)
-        self._client = None
+        self._client: MessagesHTTP | None = None
         self._building = threading.Lock()       # warm() in a background thread, or the first call
 
     def warm(self) -> None:
-        """Import the SDK and build the client now — in a background thread while the person types at
-        the first prompt, so the first answer waits for neither (together about a second). Sends nothing."""
+        """Build the HTTP client now (importing httpx2 takes about 0.1 s) — in a background thread while
+        the person types at the first prompt, so the first answer does not wait for it. Sends nothing."""
         self.client  # noqa: B018
 
     def secrets(self) -> tuple:
         return self._secrets
 
     @property
-    def client(self):
+    def client(self) -> MessagesHTTP:
         with self._building:
             if self._client is None:
-                import anthropic
                 s = self.settings
-                credential = ({"api_key": s.anthropic_api_key} if s.anthropic_api_key
-                              else {"auth_token": s.anthropic_auth_token})
-                self._client = anthropic.Anthropic(base_url=s.base_url, max_retries=0, timeout=s.api_timeout,
-                                                   **credential)
+                self._client = MessagesHTTP(s.base_url, s.anthropic_api_key or s.anthropic_auth_token, s.api_timeout)
             return self._client
 
     def _fail(self, exc) -> LLMError:
@@ -77,11 +69,10 @@ class AnthropicProvider:
 
     def stream(self, request: Request, emit: Emit = ignore) -> ModelReply:
         s, params = self.settings, request.params()
-        client = self.client        # (the SDK is imported here, before the call's clocks start)
+        client = self.client        # (built here, before the call's clocks start)
 
         def open_events():
-            return watched_events(lambda: client.messages.with_streaming_response.create(stream=True, **params),
-                                  s.api_timeout, s.api_total_timeout)
+            return watched_events(lambda: client.open(params), s.api_timeout, s.api_total_timeout)
         ended = f"The stream from {redact_url(s.base_url)} ended before the answer was complete."
         return call_with_retries(request, emit, open_events, self._fail, self._stream_error, s.api_max_retries, ended,
                                  self._secrets)
