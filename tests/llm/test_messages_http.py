@@ -1,0 +1,135 @@
+"""A session's model calls go over plain HTTP (llm/messages_http.py), not the SDK: the request is the one the
+SDK sends, its failures read as the SDK's do, and nothing of a call imports the SDK (its import made the
+first answer wait)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from config import Settings
+from llm import AnthropicProvider, ErrorKind, LLMError, Request
+from llm.errors import classify
+from support.agents import TEST_KEY
+
+ROOT = Path(__file__).resolve().parents[2]
+PARAMS = {"model": "claude-sonnet-4-6", "max_tokens": 64, "system": "be brief",
+          "messages": [{"role": "user", "content": "héllo"}]}
+
+
+class Capture:
+    """A server that records each request (path, headers, body) and answers `status` with `body`."""
+
+    def __init__(self, status: int = 500, body: bytes = b'{"type":"error","error":{"type":"api_error","message":"x"}}',
+                 headers: dict | None = None):
+        self.seen: list[tuple[str, dict, dict]] = []
+        capture = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                data = self.rfile.read(int(self.headers["content-length"]))
+                capture.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(data)))
+                self.send_response(status)
+                for name, value in {"content-type": "application/json", **(headers or {})}.items():
+                    self.send_header(name, value)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/gateway"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def capture():
+    server = Capture()
+    yield server
+    server.close()
+
+
+def _ours(url: str, **settings) -> LLMError:
+    provider = AnthropicProvider(Settings(anthropic_base_url=url, api_max_retries=0, **settings))
+    with pytest.raises(LLMError) as caught:
+        provider.stream(Request(**PARAMS))
+    return caught.value
+
+
+@pytest.mark.parametrize("credential", ["anthropic_api_key", "anthropic_auth_token"])
+def test_the_request_is_the_one_the_sdk_sends(capture, monkeypatch, credential):
+    import anthropic
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Team: blue\nX-Trace: 7")
+    _ours(capture.url, **{credential: TEST_KEY})
+    sdk = anthropic.Anthropic(base_url=capture.url, max_retries=0,
+                              **{credential.removeprefix("anthropic_"): TEST_KEY})
+    with pytest.raises(anthropic.APIStatusError):
+        with sdk.messages.with_streaming_response.create(stream=True, **PARAMS):
+            pass
+    (our_path, ours, our_body), (sdk_path, theirs, sdk_body) = capture.seen
+    assert our_path == sdk_path == "/gateway/v1/messages"
+    assert our_body == sdk_body == {**PARAMS, "stream": True}
+    for name in ("authorization", "anthropic-version", "content-type", "accept", "x-team", "x-trace"):
+        assert ours[name] == theirs[name], name
+    assert ours["authorization"] == f"Bearer {TEST_KEY}" and ours["x-team"] == "blue"
+
+
+@pytest.mark.parametrize("status, body, kind, words", [
+    (429, b'{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}', ErrorKind.RATE_LIMIT,
+     "Rate limited (429): slow down"),
+    (401, b'{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}', ErrorKind.AUTH,
+     "Authentication failed (401)"),
+    (502, b"<html>Bad Gateway</html>", ErrorKind.SERVER, "API error (502): <html>Bad Gateway</html>"),
+    (500, b"", ErrorKind.SERVER, "API error (500): Error code: 500"),
+])
+def test_a_status_error_reads_as_the_sdks_did(status, body, kind, words):
+    import anthropic
+    server = Capture(status, body, {"retry-after": "3"})
+    try:
+        ours = _ours(server.url, anthropic_api_key=TEST_KEY)
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            client = anthropic.Anthropic(base_url=server.url, api_key=TEST_KEY, max_retries=0)
+            with client.messages.with_streaming_response.create(stream=True, **PARAMS):
+                pass
+    finally:
+        server.close()
+    theirs = classify(caught.value, server.url, PARAMS["model"], 600.0)
+    assert ours.kind == kind and str(ours).startswith(words)
+    assert (ours.kind, str(ours), ours.status, ours.retry_after) == (theirs.kind, str(theirs), theirs.status,
+                                                                    theirs.retry_after)
+
+
+def test_no_server_reads_as_a_refused_connection():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    err = _ours(f"http://127.0.0.1:{port}", anthropic_api_key=TEST_KEY)
+    assert err.kind == ErrorKind.CONNECTION and f"Cannot connect to http://127.0.0.1:{port}: connection refused" in str(err)
+
+
+def test_a_session_call_never_imports_the_sdk(standin):
+    script = ("import sys\n"
+              "from config import Settings\n"
+              "from llm import AnthropicProvider, Request\n"
+              f"p = AnthropicProvider(Settings(anthropic_base_url={standin.url!r}, anthropic_api_key={TEST_KEY!r}))\n"
+              "p.warm()\n"
+              f"reply = p.stream(Request(**{PARAMS!r}))\n"
+              "print(reply.content[0]['text'], 'anthropic' in sys.modules)\n")
+    standin.queue({"text": "answered"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["answered", "False"], out.stderr
