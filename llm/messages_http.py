@@ -76,7 +76,8 @@ class MessagesHTTP:
     @contextmanager
     def open(self, params: dict) -> Iterator[Any]:
         """Send one streamed request (`params` without `stream`); the answer stays open inside the block."""
-        body = json.dumps({**params, "stream": True}, default=_plain)
+        body = json.dumps({**params, "stream": True}, default=_plain, ensure_ascii=False, separators=(",", ":"),
+                          allow_nan=False).encode()      # as the SDK encodes a body
         try:
             request = self._http.build_request("POST", "/v1/messages", headers=self.headers, content=body)
             response = self._http.send(request, stream=True)

@@ -29,13 +29,13 @@ class Capture:
 
     def __init__(self, status: int = 500, body: bytes = b'{"type":"error","error":{"type":"api_error","message":"x"}}',
                  headers: dict | None = None):
-        self.seen: list[tuple[str, dict, dict]] = []
+        self.seen: list[tuple[str, dict, bytes]] = []
         capture = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 data = self.rfile.read(int(self.headers["content-length"]))
-                capture.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(data)))
+                capture.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}, data))
                 self.send_response(status)
                 for name, value in {"content-type": "application/json", **(headers or {})}.items():
                     self.send_header(name, value)
@@ -81,7 +81,8 @@ def test_the_request_is_the_one_the_sdk_sends(capture, monkeypatch, credential):
             pass
     (our_path, ours, our_body), (sdk_path, theirs, sdk_body) = capture.seen
     assert our_path == sdk_path == "/gateway/v1/messages"
-    assert our_body == sdk_body == {**PARAMS, "stream": True}
+    assert json.loads(our_body) == json.loads(sdk_body) == {**PARAMS, "stream": True}
+    assert len(our_body) == len(sdk_body) and "héllo".encode() in our_body      # compact, UTF-8 as it is
     for name in ("authorization", "anthropic-version", "content-type", "accept", "x-team", "x-trace"):
         assert ours[name] == theirs[name], name
     assert ours["authorization"] == f"Bearer {TEST_KEY}" and ours["x-team"] == "blue"
