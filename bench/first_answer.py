@@ -12,7 +12,7 @@ against the local stand-in (an instant `hi` answer, so what is timed is s08's ow
 With more than one run, a last row gives the median of each column (the machine may be busy: read the
 medians). `--pause` is how long the person "types" before the first Enter (the HTTP client is built
 meanwhile, in the background, once the prompt is drawn); 0 sends at once, the worst case. A session's
-calls do not import the Anthropic SDK (llm/messages_http.py): before they did, the first answer waited
+calls do not import the Anthropic SDK (llm/anthropic_http.py): before they did, the first answer waited
 for its import (about 1.8 s of CPU).
 """
 

@@ -1,14 +1,14 @@
 """The Anthropic provider: the Messages API's calls, and the key check.
 
     AnthropicProvider(settings, key_source, secrets).stream(request, emit) -> ModelReply
-    check_key(key, base_url, ...) -> KeyCheck        one cheap request that says if a key works (the SDK)
+    check_key(key, base_url, ...) -> KeyCheck        one cheap request that says if a key works
     AnthropicProvider.warm()                         build the HTTP client now (a background thread at start-up)
 
-A call is sent with `stream=True` over plain HTTP (llm/messages_http.py: the SDK's import, about 1.8 s of
-CPU, made the first answer wait) and read by llm/stream_watch.py (a total deadline, and an idle timer
-that pings do not reset: the endpoint is untrusted); retries are ours (llm/streaming.py). Every failure
-becomes an LLMError with one line a person can act on (llm/errors.py). Only check_key (/login, a first
-run's key) imports the SDK, when it runs: `import llm` and a session's calls never pay for it.
+Both go over plain HTTP (llm/anthropic_http.py), not the Anthropic SDK, whose import (about 1.8 s of CPU)
+made the first answer and every -p run wait. A call is sent with `stream=True` and read by
+llm/stream_watch.py (a total deadline, and an idle timer that pings do not reset: the endpoint is
+untrusted); retries are ours (llm/streaming.py). Every failure becomes an LLMError with one line a
+person can act on (llm/errors.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from events import Emit, ignore
 from llm.contract import ErrorKind, LLMError, ModelReply, Request
 from llm.errors import classify, stream_error
-from llm.messages_http import MessagesHTTP
+from llm.anthropic_http import AnthropicHTTP, SendFailure, StatusFailure
 from llm.stream_watch import MalformedStream, StreamTimeout, watched_events
 from llm.streaming import call_with_retries
 from redact import redact_url, secret_values
@@ -33,7 +33,7 @@ class AnthropicProvider:
         without it, the settings' own key and token."""
         self.settings, self.key_source = settings, key_source
         self._secrets = secret_values(settings) if secrets is None else tuple(secrets)
-        self._client: MessagesHTTP | None = None
+        self._client: AnthropicHTTP | None = None
         self._building = threading.Lock()       # warm() in a background thread, or the first call
 
     def warm(self) -> None:
@@ -45,11 +45,11 @@ class AnthropicProvider:
         return self._secrets
 
     @property
-    def client(self) -> MessagesHTTP:
+    def client(self) -> AnthropicHTTP:
         with self._building:
             if self._client is None:
                 s = self.settings
-                self._client = MessagesHTTP(s.base_url, s.anthropic_api_key or s.anthropic_auth_token, s.api_timeout)
+                self._client = AnthropicHTTP(s.base_url, s.anthropic_api_key or s.anthropic_auth_token, s.api_timeout)
             return self._client
 
     def _fail(self, exc) -> LLMError:
@@ -88,17 +88,16 @@ class KeyCheck:
 def check_key(key: str, base_url: str, timeout: float = 20.0, secrets=()) -> KeyCheck:
     """One cheap request with `key`: list one model (free; the stand-in answers it too). What it says
     names the URL without its user:password and never holds `key` or any of `secrets`."""
-    import anthropic
-    client = anthropic.Anthropic(base_url=base_url, api_key=key, max_retries=0, timeout=timeout)
+    client = AnthropicHTTP(base_url, key, timeout)
     url, hidden = redact_url(base_url), (key, *secrets)
     try:
-        client.models.list(limit=1)
+        client.get("/v1/models", {"limit": 1})
         return KeyCheck(True)
-    except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-        return KeyCheck(False, True, f"{url} refused the key ({exc.status_code})")
-    except anthropic.APIStatusError as exc:
+    except StatusFailure as exc:
+        if exc.status_code in (401, 403):
+            return KeyCheck(False, True, f"{url} refused the key ({exc.status_code})")
         return KeyCheck(False, False, f"{url} answered {exc.status_code} to the check")
-    except anthropic.APIConnectionError as exc:
+    except SendFailure as exc:
         return KeyCheck(False, False, classify(exc, base_url, "", timeout, hidden).args[0])
     finally:
         client.close()

@@ -1,6 +1,6 @@
-"""A session's model calls go over plain HTTP (llm/messages_http.py), not the SDK: the request is the one the
-SDK sends, its failures read as the SDK's do, and nothing of a call imports the SDK (its import made the
-first answer wait)."""
+"""s08 talks to the Anthropic API over plain HTTP (llm/anthropic_http.py), not the SDK: each request is the one
+the SDK sends, its failures read as the SDK's do, and neither a call nor the key check imports the SDK (its
+import made the first answer wait)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from config import Settings
-from llm import AnthropicProvider, ErrorKind, LLMError, Request
-from llm.errors import classify
+from llm import AnthropicProvider, ErrorKind, LLMError, Request, check_key
+from llm.anthropic_http import AnthropicHTTP, StatusFailure
 from support.agents import TEST_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,8 +33,11 @@ class Capture:
         capture = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.do_POST()
+
             def do_POST(self):
-                data = self.rfile.read(int(self.headers["content-length"]))
+                data = self.rfile.read(int(self.headers.get("content-length") or 0))
                 capture.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}, data))
                 self.send_response(status)
                 for name, value in {"content-type": "application/json", **(headers or {})}.items():
@@ -100,17 +103,49 @@ def test_a_status_error_reads_as_the_sdks_did(status, body, kind, words):
     import anthropic
     server = Capture(status, body, {"retry-after": "3"})
     try:
-        ours = _ours(server.url, anthropic_api_key=TEST_KEY)
-        with pytest.raises(anthropic.APIStatusError) as caught:
+        with pytest.raises(StatusFailure) as ours:
+            with AnthropicHTTP(server.url, TEST_KEY, 30).open(PARAMS):
+                pass
+        with pytest.raises(anthropic.APIStatusError) as theirs:
             client = anthropic.Anthropic(base_url=server.url, api_key=TEST_KEY, max_retries=0)
             with client.messages.with_streaming_response.create(stream=True, **PARAMS):
                 pass
+        err = _ours(server.url, anthropic_api_key=TEST_KEY)
     finally:
         server.close()
-    theirs = classify(caught.value, server.url, PARAMS["model"], 600.0)
-    assert ours.kind == kind and str(ours).startswith(words)
-    assert (ours.kind, str(ours), ours.status, ours.retry_after) == (theirs.kind, str(theirs), theirs.status,
-                                                                    theirs.retry_after)
+    mine, sdk = ours.value, theirs.value
+    assert (mine.status_code, mine.body, mine.message) == (sdk.status_code, sdk.body, sdk.message)
+    assert mine.response.headers["retry-after"] == sdk.response.headers["retry-after"] == "3"
+    assert err.kind == kind and str(err).startswith(words)
+    assert err.retry_after == (None if kind == ErrorKind.AUTH else 3.0)
+
+
+def test_the_key_check_asks_what_the_sdk_asked(capture):
+    import anthropic
+    assert not check_key(TEST_KEY, capture.url).ok
+    with pytest.raises(anthropic.APIStatusError):
+        anthropic.Anthropic(base_url=capture.url, api_key=TEST_KEY, max_retries=0).models.list(limit=1)
+    (our_path, ours, _), (sdk_path, theirs, _) = capture.seen
+    assert our_path == sdk_path == "/gateway/v1/models?limit=1"
+    for name in ("authorization", "anthropic-version", "accept", "content-type"):
+        assert ours.get(name) == theirs.get(name), name
+
+
+@pytest.mark.parametrize("status, refused", [(401, True), (403, True), (500, False), (404, False)])
+def test_the_key_check_says_refused_only_for_401_and_403(status, refused):
+    server = Capture(status)
+    try:
+        check = check_key("a-key-12345678", server.url)
+    finally:
+        server.close()
+    assert (check.ok, check.refused) == (False, refused)
+    assert check.reason == (f"{server.url} refused the key ({status})" if refused
+                            else f"{server.url} answered {status} to the check")
+
+
+def test_the_key_check_passes_with_a_good_key(standin):
+    assert check_key(TEST_KEY, standin.url).ok
+    assert not check_key("a-wrong-key-123", standin.url).ok
 
 
 def test_no_server_reads_as_a_refused_connection():
@@ -122,11 +157,12 @@ def test_no_server_reads_as_a_refused_connection():
     assert err.kind == ErrorKind.CONNECTION and f"Cannot connect to http://127.0.0.1:{port}: connection refused" in str(err)
 
 
-def test_a_session_call_never_imports_the_sdk(standin):
+def test_neither_a_call_nor_the_key_check_imports_the_sdk(standin):
     script = ("import sys\n"
               "from config import Settings\n"
-              "from llm import AnthropicProvider, Request\n"
+              "from llm import AnthropicProvider, Request, check_key\n"
               f"p = AnthropicProvider(Settings(anthropic_base_url={standin.url!r}, anthropic_api_key={TEST_KEY!r}))\n"
+              f"assert check_key({TEST_KEY!r}, {standin.url!r}).ok\n"
               "p.warm()\n"
               f"reply = p.stream(Request(**{PARAMS!r}))\n"
               "print(reply.content[0]['text'], 'anthropic' in sys.modules)\n")

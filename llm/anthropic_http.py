@@ -1,18 +1,20 @@
-"""The Messages API's streamed request over plain HTTP, without the Anthropic SDK.
+"""The Anthropic API over plain HTTP, without the Anthropic SDK: the Messages API's streamed request, and the
+key check's one-model list.
 
-    MessagesHTTP(base_url, credential, timeout).open(params)    a context manager: the opened answer,
-                                                                whose .http_response stream_watch reads
+    AnthropicHTTP(base_url, credential, timeout)
+      .open(params)         a context manager: the opened answer, whose .http_response stream_watch reads
+      .get(path, query)     one small GET (the key check lists one model), read whole
     StatusFailure     the endpoint answered a non-2xx status (its parsed body and headers: errors.py words it)
     SendFailure       no answer came (no connection, a timeout before the headers, a bad URL): `timed_out`
 
 Why not the SDK: `import anthropic` costs about 1.8 s of CPU (its pydantic types), and a first message sent
-the moment the prompt showed waited for it; the call needs none of it (the SSE stream is read by
-llm/stream_watch.py, retries are llm/streaming.py's). httpx2 is the HTTP client the SDK itself uses
-(a dependency of it; about 0.1 s to import). The request is the one the SDK sends for
-`messages.with_streaming_response.create(stream=True, ...)`: POST <base URL>/v1/messages, the key or token
-as `Authorization: Bearer`, the SDK's `anthropic-version`, ANTHROPIC_CUSTOM_HEADERS (last, as the SDK
-does), redirects followed, the environment's proxies. A status error is read as the SDK reads it: the
-body parsed as JSON when it is JSON, else its text.
+the moment the prompt showed waited for it (so did every -p run); a call needs none of it (the SSE stream
+is read by llm/stream_watch.py, retries are llm/streaming.py's). httpx2 is the HTTP client the SDK itself
+uses (one of its dependencies; about 0.1 s to import). A request is the one the SDK sends: the same URL
+under the base URL, the key or token as `Authorization: Bearer`, the SDK's `anthropic-version`,
+ANTHROPIC_CUSTOM_HEADERS (last, as the SDK reads them), the body encoded as the SDK encodes it, redirects
+followed, the environment's proxies. A status error is read as the SDK reads it: the body parsed as JSON
+when it is JSON, else its text (tests/llm/test_anthropic_http.py compares both with the SDK's).
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from typing import Any, Iterator
 
 from version import __version__
 
-API_VERSION = "2026-10-21"          # the SDK's (tests/llm/test_messages_http.py compares them)
+API_VERSION = "2026-10-21"          # the SDK's (tests/llm/test_anthropic_http.py compares them)
 
 
 class StatusFailure(Exception):
-    """A non-2xx answer: `status_code`, `body` (parsed JSON, or the text), `message`, `response` (read)."""
+    """A non-2xx answer: `status_code`, `body` (parsed JSON, or the text), `message`, `response` (read) — the
+    fields of the SDK's APIStatusError, filled as it fills them."""
 
     def __init__(self, response, body, message: str):
         super().__init__(message)
@@ -60,7 +63,7 @@ def custom_headers(environ=os.environ) -> dict[str, str]:
     return parsed
 
 
-class MessagesHTTP:
+class AnthropicHTTP:
     """One HTTP client (its connection pool shared by the calls of every thread) for one endpoint and key."""
 
     def __init__(self, base_url: str, credential: str, timeout: float):
@@ -92,6 +95,19 @@ class MessagesHTTP:
             yield _Opened(response)
         finally:
             response.close()
+
+    def get(self, path: str, query: dict):
+        """One GET under the base URL, read whole; raises StatusFailure or SendFailure."""
+        try:
+            response = self._http.get(path, params=query, headers={k: v for k, v in self.headers.items()
+                                                                   if k != "Content-Type"})   # no body
+        except self._timeout_error as exc:
+            raise SendFailure(exc, True) from exc
+        except Exception as exc:
+            raise SendFailure(exc, False) from exc
+        if not response.is_success:
+            raise status_failure(response)
+        return response
 
     def close(self) -> None:
         self._http.close()
