@@ -7,8 +7,9 @@
     reply.py          the streamed answer accumulated and cleaned (the endpoint is untrusted)
     errors.py         the Anthropic API's errors as LLMErrors (the one place error wording is read)
     overflow.py       every common wording of a context overflow, in one table (errors.py reads it)
-    anthropic_api.py  AnthropicProvider (its calls over anthropic_http.py: plain HTTP, no SDK), check_key
-    anthropic_http.py  the Messages API's streamed request over httpx2
+    anthropic_api.py  AnthropicProvider, check_key
+    anthropic_http.py the Anthropic API over plain HTTP (httpx2), not the SDK: the streamed Messages
+                      request and the key check's GET
     scripted.py       ScriptedModel: in-process answers from the stand-in's scripts and brains
     providers.py      PROVIDERS (the PROVIDER setting picks one) and make_provider
 """
