@@ -23,8 +23,6 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from dotenv import dotenv_values
-
 SECRET_SETTINGS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")   # never shown, never given to commands
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8
@@ -53,6 +51,7 @@ def url_credentials(url: str) -> tuple[str, ...]:
 def credential_values(environ: dict, files=(), extra=()) -> tuple[str, ...]:
     """Every key and token value in `environ`, in the settings files `files` (read literally; a file that
     cannot be read adds nothing), and in `extra`; with the credentials a base URL carries. Longest first."""
+    from dotenv import dotenv_values      # here: the key guard imports this module before anything heavy
     layers = [environ]
     for path in files:
         try:

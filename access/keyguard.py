@@ -16,13 +16,11 @@ config.process_environ() is the environment as it was, key included, for reading
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import stat
 import sys
 
-from config import hand_over
 from redact import SECRET_SETTINGS
 
 HANDOVER_VAR = "S08_KEY_FD"
@@ -100,12 +98,14 @@ def _receive(value: str) -> None:
     except ValueError:
         return
     if isinstance(received, dict):
+        from config import hand_over        # here, not at the top: the process that re-execs needs none of config
         hand_over({k: v for k, v in received.items() if k in SECRET_SETTINGS and isinstance(v, str)})
 
 
 def _make_undumpable() -> None:
     if not sys.platform.startswith("linux"):
         return
+    import ctypes
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):

@@ -1,14 +1,14 @@
-"""The Anthropic provider: the one place that talks to the Anthropic SDK.
+"""The Anthropic provider: the Messages API's calls, and the key check.
 
     AnthropicProvider(settings, key_source, secrets).stream(request, emit) -> ModelReply
     check_key(key, base_url, ...) -> KeyCheck        one cheap request that says if a key works
-    preload_sdk()                                    import the SDK early (a background thread at start-up)
-    AnthropicProvider.warm()                         that, and build the client (the same thread)
+    AnthropicProvider.warm()                         build the HTTP client now (a background thread at start-up)
 
-A call is sent with `stream=True` and read by llm/stream_watch.py (a total deadline, and an idle timer
-that pings do not reset: the endpoint is untrusted); retries are ours, not the SDK's (it gets
-max_retries=0: llm/streaming.py). Every failure becomes an LLMError with one line a person can act
-on (llm/errors.py). The SDK is imported lazily: `import llm` does not pay for it.
+Both go over plain HTTP (llm/anthropic_http.py), not the Anthropic SDK, whose import (about 1.8 s of CPU)
+made the first answer and every -p run wait. A call is sent with `stream=True` and read by
+llm/stream_watch.py (a total deadline, and an idle timer that pings do not reset: the endpoint is
+untrusted); retries are ours (llm/streaming.py). Every failure becomes an LLMError with one line a
+person can act on (llm/errors.py).
 """
 
 from __future__ import annotations
@@ -19,14 +19,10 @@ from dataclasses import dataclass
 from events import Emit, ignore
 from llm.contract import ErrorKind, LLMError, ModelReply, Request
 from llm.errors import classify, stream_error
+from llm.anthropic_http import AnthropicHTTP, SendFailure, StatusFailure
 from llm.stream_watch import MalformedStream, StreamTimeout, watched_events
 from llm.streaming import call_with_retries
 from redact import redact_url, secret_values
-
-
-def preload_sdk() -> None:
-    """Import the SDK now (it takes about a second), so the first call does not wait for it."""
-    import anthropic  # noqa: F401
 
 
 class AnthropicProvider:
@@ -37,27 +33,23 @@ class AnthropicProvider:
         without it, the settings' own key and token."""
         self.settings, self.key_source = settings, key_source
         self._secrets = secret_values(settings) if secrets is None else tuple(secrets)
-        self._client = None
+        self._client: AnthropicHTTP | None = None
         self._building = threading.Lock()       # warm() in a background thread, or the first call
 
     def warm(self) -> None:
-        """Import the SDK and build the client now — in a background thread while the person types at
-        the first prompt, so the first answer waits for neither (together about a second). Sends nothing."""
+        """Build the HTTP client now (importing httpx2 takes about 0.1 s) — in a background thread while
+        the person types at the first prompt, so the first answer does not wait for it. Sends nothing."""
         self.client  # noqa: B018
 
     def secrets(self) -> tuple:
         return self._secrets
 
     @property
-    def client(self):
+    def client(self) -> AnthropicHTTP:
         with self._building:
             if self._client is None:
-                import anthropic
                 s = self.settings
-                credential = ({"api_key": s.anthropic_api_key} if s.anthropic_api_key
-                              else {"auth_token": s.anthropic_auth_token})
-                self._client = anthropic.Anthropic(base_url=s.base_url, max_retries=0, timeout=s.api_timeout,
-                                                   **credential)
+                self._client = AnthropicHTTP(s.base_url, s.anthropic_api_key or s.anthropic_auth_token, s.api_timeout)
             return self._client
 
     def _fail(self, exc) -> LLMError:
@@ -77,11 +69,10 @@ class AnthropicProvider:
 
     def stream(self, request: Request, emit: Emit = ignore) -> ModelReply:
         s, params = self.settings, request.params()
-        client = self.client        # (the SDK is imported here, before the call's clocks start)
+        client = self.client        # (built here, before the call's clocks start)
 
         def open_events():
-            return watched_events(lambda: client.messages.with_streaming_response.create(stream=True, **params),
-                                  s.api_timeout, s.api_total_timeout)
+            return watched_events(lambda: client.open(params), s.api_timeout, s.api_total_timeout)
         ended = f"The stream from {redact_url(s.base_url)} ended before the answer was complete."
         return call_with_retries(request, emit, open_events, self._fail, self._stream_error, s.api_max_retries, ended,
                                  self._secrets)
@@ -97,17 +88,16 @@ class KeyCheck:
 def check_key(key: str, base_url: str, timeout: float = 20.0, secrets=()) -> KeyCheck:
     """One cheap request with `key`: list one model (free; the stand-in answers it too). What it says
     names the URL without its user:password and never holds `key` or any of `secrets`."""
-    import anthropic
-    client = anthropic.Anthropic(base_url=base_url, api_key=key, max_retries=0, timeout=timeout)
+    client = AnthropicHTTP(base_url, key, timeout)
     url, hidden = redact_url(base_url), (key, *secrets)
     try:
-        client.models.list(limit=1)
+        client.get("/v1/models", {"limit": 1})
         return KeyCheck(True)
-    except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-        return KeyCheck(False, True, f"{url} refused the key ({exc.status_code})")
-    except anthropic.APIStatusError as exc:
+    except StatusFailure as exc:
+        if exc.status_code in (401, 403):
+            return KeyCheck(False, True, f"{url} refused the key ({exc.status_code})")
         return KeyCheck(False, False, f"{url} answered {exc.status_code} to the check")
-    except anthropic.APIConnectionError as exc:
+    except SendFailure as exc:
         return KeyCheck(False, False, classify(exc, base_url, "", timeout, hidden).args[0])
     finally:
         client.close()

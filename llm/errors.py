@@ -1,14 +1,14 @@
 """Every way a call to the Anthropic API can fail, as one LLMError with one line a person can act on.
 
-The one place error wording is read: an HTTP status, an SSE `error` event or an SDK exception
+The one place error wording is read: an HTTP status, an SSE `error` event or a failed request
 becomes an ErrorKind (llm/contract.py). A context overflow in any common wording (the table in
 llm/overflow.py: Anthropic's, OpenAI's, LiteLLM's, llama.cpp's, the Chinese providers') becomes
 PROMPT_TOO_LONG with the error's `counted` and `maximum` where the text states them. An endpoint
 that refuses the system prompt as blocks or `cache_control` (FORM_WORDINGS: a gateway in front of a
 server that takes only strings; 400, 422 or 5xx) becomes FORM_REFUSED, which the agent answers by
 sending the plain form once (loop.py). The whole message is read, not only its first line: LiteLLM
-puts the backend's validation error on the third. The SDK is imported only when an exception is
-classified.
+puts the backend's validation error on the third. The calls are llm/anthropic_http.py's: its StatusFailure
+and SendFailure carry what the SDK's APIStatusError and APIConnectionError did.
 
 What the endpoint says in an error (its message, a retry-after header) is untrusted: the message is
 made valid text, cut to one line of at most MESSAGE_CHARS and redacted (an endpoint that echoes the
@@ -23,6 +23,7 @@ import math
 import re
 
 from llm.contract import ErrorKind, LLMError
+from llm.anthropic_http import SendFailure, StatusFailure
 from llm.overflow import overflow
 from redact import redact, redact_url
 
@@ -77,23 +78,22 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float, secr
     where the key in use came from (for a 401: "ANTHROPIC_API_KEY from /path/.env")."""
     if isinstance(exc, LLMError):
         return exc
-    import anthropic          # loaded by then: the call that failed used it
     url = redact_url(base_url)
-    if isinstance(exc, anthropic.APITimeoutError):
+    if isinstance(exc, SendFailure) and exc.timed_out:
         return LLMError(f"Request to {url} timed out after {timeout:g}s (API_TIMEOUT).", ErrorKind.TIMEOUT,
                         retryable=True)
-    if isinstance(exc, anthropic.APIConnectionError):
+    if isinstance(exc, SendFailure):
         cause = exc.__cause__ or exc.__context__
         text = one_line(cause or exc, secrets)
         if "refused" in text.lower() or "errno 111" in text.lower():
             return LLMError(f"Cannot connect to {url}: connection refused. Check ANTHROPIC_BASE_URL "
                             "and that the server is running.", ErrorKind.CONNECTION, retryable=True)
         return LLMError(f"Connection to {url} failed: {text[:200]}", ErrorKind.CONNECTION, retryable=True)
-    if isinstance(exc, anthropic.APIStatusError):
+    if isinstance(exc, StatusFailure):
         kind, raw = _error_message(exc.body)
-        message = one_line(raw or getattr(exc, "message", "") or exc, secrets)
+        message = one_line(raw or exc.message or exc, secrets)
         status = exc.status_code if exc.status_code != 200 else STREAM_ERROR_STATUS.get(kind, 500)
-        wait = retry_after(getattr(exc.response, "headers", None))
+        wait = retry_after(exc.response.headers)
         return from_status(status, kind, message, url, model, wait, key_source, _whole(exc.body, raw))
     text = one_line(f"{type(exc).__name__}: {exc}", secrets)
     if "Timeout" in type(exc).__name__:

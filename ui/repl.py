@@ -145,9 +145,9 @@ def _mode_hint(app):
 
 
 def _warm_model(app):
-    """For the first prompt: once it is on screen, import the SDK and build the model client in the
-    background while the person types, so the first answer waits for neither. Never delays the
-    prompt (it starts after the first drawing); sends nothing."""
+    """For the first prompt: once it is on screen, build the model's HTTP client in the background
+    while the person types, so the first answer does not wait for it. Never delays the prompt (it
+    starts after the first drawing); sends nothing."""
     warm = getattr(app.agent.provider, "warm", None)
     if warm is None:
         return None
