@@ -45,11 +45,15 @@ def call_with_retries(request: Request, emit: Emit, open_events: Callable[[], It
     for attempt in range(1, attempts + 1):
         emit(RequestStarted(purpose))
         acc = Accumulator(emit, max_chars, stream_error, secrets)
+        events = open_events()
         try:
-            for data in open_events():
+            for data in events:
                 acc.feed(data)
                 if acc.done:
                     break
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()        # an answer stopped early (a loop, llm/repetition.py): its stream ends now
             if not acc.done:
                 raise LLMError(ended_early, ErrorKind.DROPPED, retryable=True)
         except BaseException as exc:
