@@ -13,7 +13,7 @@ Recognized, when the named tool is one offered to the model (so JSON the person 
 - `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (Hermes, Qwen), closed or not;
 - `<|python_tag|>{...}` (Llama 3.1) and `[TOOL_CALLS][{...}]` (Mistral), then the JSON;
 - `<function=NAME>{...}</function>` (Llama 3.1's custom format);
-- an answer that is nothing but such an object (or a list of them), bare or in a ``` fence.
+- an answer that is nothing but such an object (or a list of them), or that ends with one in a ``` fence.
 The object names the tool under "name" (or "function": {"name"}) and holds its input under "arguments",
 "parameters", "input" or "args".
 """
@@ -26,7 +26,7 @@ import re
 MAX_TEXT = 200_000            # characters looked at: a longer answer is not a call
 _TAGS = re.compile(r"<tool_call>|<\|python_tag\|>|\[TOOL_CALLS\]|<function_call>")
 _FUNCTION = re.compile(r"<function=([A-Za-z0-9_.-]{1,128})>")
-_FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n```$", re.S)
+_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n([^`]*)\n```$")
 _INPUT_KEYS = ("arguments", "parameters", "input", "args")
 
 CORRECTION = ("[s08: your last answer wrote a call to {name} as text; s08 runs only real tool calls, so it was not "
@@ -68,7 +68,7 @@ def written_call(text: str, offered) -> str | None:
         if function.group(1) in offered:
             return function.group(1)
     whole = text.strip()
-    fenced = _FENCE.match(whole)
+    fenced = _FENCE.search(whole)
     whole = fenced.group(1).strip() if fenced else whole
     if whole[:1] in "{[":
         try:
