@@ -109,8 +109,10 @@ def _complete(text: str) -> bool:
 class Accumulator:
     """Builds the answer from raw event dicts; emits TextDelta as text arrives."""
 
-    def __init__(self, emit: Emit, max_chars: int, on_error=None, secrets: tuple = ()):
+    def __init__(self, emit: Emit, max_chars: int, on_error=None, secrets: tuple = (),
+                 loop_span: int = WHILE_STREAMING[1]):
         self.emit, self.max_chars, self.on_error = emit, max_chars, on_error
+        self.loop_span = loop_span          # characters a loop covers before the stream is abandoned on it
         self.secrets = tuple(s for s in secrets or () if s)
         self.redactors: dict[int, tuple[StreamRedactor, codecs.IncrementalDecoder]] = {}   # per text block
         self.blocks: dict[int, dict] = {}
@@ -205,7 +207,7 @@ class Accumulator:
         if self.done or len(text) - self.looked.get(index, 0) < LOOP_CHECK:
             return
         self.looked[index] = len(text)
-        found = repeating_tail(text, *WHILE_STREAMING)
+        found = repeating_tail(text, WHILE_STREAMING[0], self.loop_span)
         if found is not None:
             self.looped, self.done = (index, found), True
 
@@ -283,7 +285,7 @@ class Accumulator:
         text = content[-1]["text"]
         found: Repeat | None
         if self.looped is not None:
-            found = repeating_tail(text, *WHILE_STREAMING) or self.looped[1]
+            found = repeating_tail(text, WHILE_STREAMING[0], self.loop_span) or self.looped[1]
         else:
             found = repeating_tail(text, *AT_LIMIT) if self.stop_reason == "max_tokens" else None
         if found is None:

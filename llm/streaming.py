@@ -20,6 +20,7 @@ from events import Emit, Notice, RequestStarted, ResponseDone, Retrying
 from messages import blocks as history_blocks
 from llm.contract import ErrorKind, LLMError, ModelReply, Request
 from llm.reply import Accumulator
+from llm.repetition import streaming_span
 from llm.usage import INPUT, Usage
 
 MIN_REPLY_CHARS = 2_000_000       # an answer may hold max(this, MAX_TOKENS × CHARS_PER_TOKEN_BOUND) chars
@@ -44,7 +45,7 @@ def call_with_retries(request: Request, emit: Emit, open_events: Callable[[], It
     attempts = max_retries + 1
     for attempt in range(1, attempts + 1):
         emit(RequestStarted(purpose))
-        acc = Accumulator(emit, max_chars, stream_error, secrets)
+        acc = Accumulator(emit, max_chars, stream_error, secrets, streaming_span(request.max_tokens))
         events = open_events()
         try:
             for data in events:

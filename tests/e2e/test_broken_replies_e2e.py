@@ -56,7 +56,7 @@ def test_a_tool_call_written_as_text_is_not_run_and_the_model_told_once(tmp_path
 
 def test_an_answer_looping_until_max_tokens_keeps_one_copy_and_says_so(tmp_path, workspace, standin):
     standin.queue({"text": "Intro. " + "I will fix the bug now. " * 4000})
-    done = run(tmp_path, workspace, standin, max_tokens=32000)
+    done = run(tmp_path, workspace, standin, max_tokens=4000)
     assert done.stdout.strip() == "Intro. I will fix the bug now."
     said = [line for line in done.stderr.splitlines() if "repeated the same" in line]
     assert len(said) == 1 and "one copy was kept" in said[0]

@@ -113,9 +113,9 @@ def test_a_loop_cut_by_the_length_limit_through_litellm_keeps_one_copy(app_via, 
 
 def test_a_loop_still_streaming_through_litellm_is_stopped_early(app_via, backend):
     backend.queue({"text": "Intro. " + "I will fix the bug now. " * 4000}, {"text": "fine"})
-    app, events = app_via(max_tokens=32000)
+    app, events = app_via(max_tokens=4000)
     assert app.turn("fix it").ok
-    assert len("".join(e.text for e in events if isinstance(e, TextDelta))) < 10_000
+    assert len("".join(e.text for e in events if isinstance(e, TextDelta))) < 20_000
     assert text_of([m for m in app.messages if m["role"] == "assistant"][0]) == "Intro. I will fix the bug now."
     assert len([w for w in warnings(events) if "s08 stopped it early" in w]) == 1
     assert app.turn("go on").text == "fine"
