@@ -39,8 +39,8 @@ import secrets
 import json_text
 from events import Emit, TextDelta
 from llm.contract import ErrorKind, LLMError, ModelReply
-from llm.repetition import AT_LIMIT, WHILE_STREAMING, Repeat, repeating_tail
-from llm.usage import Usage, clean_usage
+from llm.repetition import AT_LIMIT, CHARS_PER_OUTPUT_TOKEN, WHILE_STREAMING, Repeat, repeating_tail
+from llm.usage import OUTPUT, Usage, clean_usage
 from redact import StreamRedactor, redact, redact_data
 
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,200}$")
@@ -210,6 +210,8 @@ class Accumulator:
         found = repeating_tail(text, WHILE_STREAMING[0], self.loop_span)
         if found is not None:
             self.looped, self.done = (index, found), True
+            if self.usage:             # the final usage never comes: what was generated, roughly, for the cost
+                self.usage[OUTPUT] = max(self.usage.get(OUTPUT) or 0, self.size // CHARS_PER_OUTPUT_TOKEN)
 
     def _join_pieces(self) -> list[int]:
         """The block indexes in order, with a tool call sent in pieces folded into its first block."""

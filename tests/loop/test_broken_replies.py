@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from events import Notice, TextDelta, ToolFinished
+from events import Notice, ResponseDone, TextDelta, ToolFinished
 from messages import blocks, text_of
 
 LOOP = "I will fix the bug now. "
@@ -146,6 +146,8 @@ def test_an_answer_that_loops_is_stopped_while_it_streams(model, app_for, standi
     assert text_of(answer) == "Intro. I will fix the bug now."
     said = [w for w in warnings(events) if "repeated the same" in w]
     assert len(said) == 1 and "s08 stopped it early" in said[0]
+    [done] = [e for e in events if isinstance(e, ResponseDone)]
+    assert done.stop_reason is None and done.usage["output_tokens"] >= len(shown) // 5     # what it cost, roughly
     standin.queue({"text": "fine"})
     assert app.turn("go on").text == "fine"                           # the connection and history are fine
 
