@@ -6,7 +6,8 @@ history as soon as it exists.
 The results go into one user message that grows (and into the session log with it); what the person
 typed when saying no follows the results, as their own words. On Ctrl-C the rest are answered as
 interrupted (the call that was running) or not run (the one being asked about, and those after it),
-so the history stays valid for the API.
+so the history stays valid for the API. A call whose input was not a JSON object, or that names no tool
+s08 has (loop/tool_names.py), is answered with an error at once, unrun and unasked.
 """
 
 from __future__ import annotations
