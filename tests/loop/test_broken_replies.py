@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from approvals.policy import Answer
 from events import Notice, ResponseDone, TextDelta, ToolFinished
 from messages import blocks, text_of
 
@@ -73,7 +74,7 @@ def test_an_invented_mcp_tool_asks_nobody_and_is_unknown(model, app_for, standin
     asked = []
     standin.queue({"tool_calls": [{"name": "mcp__github__search", "input": {"q": "x"}}]}, {"text": "ok"})
     app, events = app_for(approval_mode="default")
-    app.agent.ask = lambda request: asked.append(request)
+    app.agent.ask = lambda request: asked.append(request) or Answer(False)
     assert app.turn("search github").ok
     [answer] = results_of(app)
     assert answer["is_error"] and text(answer).startswith("Unknown tool 'mcp__github__search'") and not asked
