@@ -10,8 +10,9 @@ stays and every later one goes. Two strictnesses are used (llm/reply.py): a loos
 limit already cut (AT_LIMIT), a strict one while the answer still streams (WHILE_STREAMING), which
 abandons the stream early; an answer that repeats a few lines on purpose (a table, a file of zeros)
 stays below both. While streaming, the loop must also have used about half of the output limit
-(streaming_span): a loop stopped then saves the other half, and an answer a test or a person wants
-long and repetitive is left alone below that. A run of one character (a rule line, a flood) is not
+(streaming_span), and its piece must be a sentence or a line (STREAMING_PIECE) rather than a word: a
+loop stopped then saves the other half, and an answer someone wants long and repetitive ("word word
+word …", as tests fill a context) streams whole — a loop on a word is still cut at the limit. A run of one character (a rule line, a flood) is not
 taken for a loop: the answer's size bound (llm/reply.py) handles a flood. The copy kept ends where a sentence or line does when one ends inside it (any
 stretch of one piece's length inside the loop is a copy of it, turned).
 """
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 MAX_PIECE = 2_000            # characters: a repeated paragraph, not a repeated chapter
 AT_LIMIT = (5, 800)          # (copies, characters) for an answer the output limit cut
 WHILE_STREAMING = (10, 3_000)   # stricter: the stream is abandoned on it (and see streaming_span)
+STREAMING_PIECE = 16            # characters a copy has at least for a stream to be abandoned on it
 CHARS_PER_OUTPUT_TOKEN = 4      # roughly, for English text and code
 PROBE = 128                     # characters compared first, before a whole stretch
 
@@ -39,8 +41,9 @@ def streaming_span(max_tokens: int) -> int:
     return max(WHILE_STREAMING[1], max_tokens * CHARS_PER_OUTPUT_TOKEN // 2)
 
 
-def repeating_tail(text: str, copies: int, span: int) -> Repeat | None:
-    """The shortest piece whose repetition makes up the end of `text`, if it repeats enough."""
+def repeating_tail(text: str, copies: int, span: int, shortest: int = 2) -> Repeat | None:
+    """The shortest piece whose repetition makes up the end of `text`, if it repeats enough and is at
+    least `shortest` characters long."""
     n = len(text)
     for piece in range(1, min(MAX_PIECE, n // copies) + 1):
         need = max(span, copies * piece)
@@ -54,7 +57,7 @@ def repeating_tail(text: str, copies: int, span: int) -> Repeat | None:
             start -= piece                      # whole copies before the checked stretch
         while start > 0 and text[start - 1] == text[start - 1 + piece]:
             start -= 1                          # and the part of one that began it
-        if piece == 1 or not text[start:start + piece].strip():
+        if piece < max(2, shortest) or not text[start:start + piece].strip():
             return None                         # a run of one character or of blanks: not a loop
         return Repeat(_at_an_end(text, start + piece, piece), piece, (n - start) // piece)
     return None

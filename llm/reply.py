@@ -39,7 +39,8 @@ import secrets
 import json_text
 from events import Emit, TextDelta
 from llm.contract import ErrorKind, LLMError, ModelReply
-from llm.repetition import AT_LIMIT, CHARS_PER_OUTPUT_TOKEN, WHILE_STREAMING, Repeat, repeating_tail
+from llm.repetition import (AT_LIMIT, CHARS_PER_OUTPUT_TOKEN, STREAMING_PIECE, WHILE_STREAMING, Repeat,
+                            repeating_tail)
 from llm.usage import OUTPUT, Usage, clean_usage
 from redact import StreamRedactor, redact, redact_data
 
@@ -207,11 +208,11 @@ class Accumulator:
         if self.done or len(text) - self.looked.get(index, 0) < LOOP_CHECK:
             return
         self.looked[index] = len(text)
-        found = repeating_tail(text, WHILE_STREAMING[0], self.loop_span)
+        found = repeating_tail(text, WHILE_STREAMING[0], self.loop_span, STREAMING_PIECE)
         if found is not None:
             self.looped, self.done = (index, found), True
             if self.usage:             # the final usage never comes: what was generated, roughly, for the cost
-                self.usage[OUTPUT] = max(self.usage.get(OUTPUT) or 0, self.size // CHARS_PER_OUTPUT_TOKEN)
+                self.usage[OUTPUT] = max(self.usage.get(OUTPUT) or 0, len(text) // CHARS_PER_OUTPUT_TOKEN)
 
     def _join_pieces(self) -> list[int]:
         """The block indexes in order, with a tool call sent in pieces folded into its first block."""
@@ -287,7 +288,7 @@ class Accumulator:
         text = content[-1]["text"]
         found: Repeat | None
         if self.looped is not None:
-            found = repeating_tail(text, WHILE_STREAMING[0], self.loop_span) or self.looped[1]
+            found = repeating_tail(text, WHILE_STREAMING[0], self.loop_span, STREAMING_PIECE) or self.looped[1]
         else:
             found = repeating_tail(text, *AT_LIMIT) if self.stop_reason == "max_tokens" else None
         if found is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from llm.repetition import AT_LIMIT, WHILE_STREAMING, repeating_tail, streaming_span
+from llm.repetition import AT_LIMIT, STREAMING_PIECE, WHILE_STREAMING, repeating_tail, streaming_span
 
 pieces = st.text(st.sampled_from("abcdefgh ,.\n"), min_size=2, max_size=60).filter(
     lambda p: p.strip() and all(p != p[:k] * (len(p) // k) for k in range(1, len(p)) if len(p) % k == 0))
@@ -43,5 +43,12 @@ def test_the_copy_kept_ends_with_its_sentence():
 def test_a_stream_is_abandoned_only_after_about_half_the_output_limit():
     assert streaming_span(100) == WHILE_STREAMING[1] and streaming_span(32_000) == 64_000
     text = "Go. " + "I will fix the bug now. " * 1000                          # 24,000 characters
-    assert repeating_tail(text, WHILE_STREAMING[0], streaming_span(8_000)) is not None
-    assert repeating_tail(text, WHILE_STREAMING[0], streaming_span(32_000)) is None
+    assert repeating_tail(text, WHILE_STREAMING[0], streaming_span(8_000), STREAMING_PIECE) is not None
+    assert repeating_tail(text, WHILE_STREAMING[0], streaming_span(32_000), STREAMING_PIECE) is None
+
+
+def test_a_stream_is_not_abandoned_on_a_repeated_word_which_the_limit_still_cuts():
+    text = "at length: " + "detail " * 5000                                # as tests fill a context
+    assert repeating_tail(text, WHILE_STREAMING[0], streaming_span(8_000), STREAMING_PIECE) is None
+    found = repeating_tail(text, *AT_LIMIT)
+    assert found is not None and text[:found.keep].rstrip() == "at length: detail"
