@@ -46,8 +46,8 @@ def call_with_retries(request: Request, emit: Emit, open_events: Callable[[], It
     for attempt in range(1, attempts + 1):
         emit(RequestStarted(purpose))
         acc = Accumulator(emit, max_chars, stream_error, secrets, streaming_span(request.max_tokens))
-        events = open_events()
         try:
+            events = open_events()
             for data in events:
                 acc.feed(data)
                 if acc.done:
