@@ -89,6 +89,7 @@ class ModelReply:
     usage: Usage | None = None
     incomplete_tool_ids: set = field(default_factory=set)   # tool_use blocks cut off mid-input
     notes: list[str] = field(default_factory=list)          # what cleaning changed, one line each
+    repeated: bool = False        # the answer looped on one piece of text: cut to one copy (llm/repetition.py)
 
 
 class Provider(Protocol):

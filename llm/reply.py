@@ -21,7 +21,11 @@ Cleaning, because a prompt injection or a broken endpoint can send anything:
   yet, so the rewrite is consistent);
 - tool names that are not ^[a-zA-Z0-9_-]{1,128}$ are made so (the call then fails as unknown);
 - usage keeps the token counts as integers in [0, MAX_USAGE] (llm/usage.py);
-- the answer may hold at most `max_chars` characters: a server that streams without end is cut off.
+- the answer may hold at most `max_chars` characters: a server that streams without end is cut off;
+- an answer whose text loops on one piece (llm/repetition.py) keeps one copy of it: one the output limit
+  cut (stop_reason max_tokens) is cut back when it ends in enough copies; one still streaming is
+  abandoned (`done`, no stop reason) once its tail is surely a loop, which saves the rest of the
+  output limit's time and tokens. Either way `repeated` is set and a note says so.
 """
 
 from __future__ import annotations
@@ -35,13 +39,16 @@ import secrets
 import json_text
 from events import Emit, TextDelta
 from llm.contract import ErrorKind, LLMError, ModelReply
-from llm.usage import Usage, clean_usage
+from llm.repetition import (AT_LIMIT, CHARS_PER_OUTPUT_TOKEN, STREAMING_PIECE, WHILE_STREAMING, Repeat,
+                            repeating_tail)
+from llm.usage import OUTPUT, Usage, clean_usage
 from redact import StreamRedactor, redact, redact_data
 
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,200}$")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 MAX_INPUT_DEPTH = 100   # nesting of a tool call's input
 EVENT_COST = 16          # characters each event counts against the answer's size, so empty ones add up too
+LOOP_CHECK = 1_024       # characters of a text block between two looks for a loop while it streams
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -103,8 +110,10 @@ def _complete(text: str) -> bool:
 class Accumulator:
     """Builds the answer from raw event dicts; emits TextDelta as text arrives."""
 
-    def __init__(self, emit: Emit, max_chars: int, on_error=None, secrets: tuple = ()):
+    def __init__(self, emit: Emit, max_chars: int, on_error=None, secrets: tuple = (),
+                 loop_span: int = WHILE_STREAMING[1]):
         self.emit, self.max_chars, self.on_error = emit, max_chars, on_error
+        self.loop_span = loop_span          # characters a loop covers before the stream is abandoned on it
         self.secrets = tuple(s for s in secrets or () if s)
         self.redactors: dict[int, tuple[StreamRedactor, codecs.IncrementalDecoder]] = {}   # per text block
         self.blocks: dict[int, dict] = {}
@@ -112,6 +121,8 @@ class Accumulator:
         self.stop_reason: str | None = None
         self.usage: dict = {}
         self.done, self.shown, self.size = False, False, 0
+        self.looped: tuple[int, Repeat] | None = None       # (text block, its loop) that ended the stream early
+        self.looked: dict[int, int] = {}                     # a text block's length at its last look for a loop
 
     def _grow(self, chars: int) -> None:
         self.size += chars + EVENT_COST
@@ -190,6 +201,18 @@ class Accumulator:
         if text:
             self.shown = True
             self.emit(TextDelta(text))
+            self._look_for_loop(index, block["text"])
+
+    def _look_for_loop(self, index: int, text: str) -> None:
+        """End the stream here when the text block surely loops (see the module docstring)."""
+        if self.done or len(text) - self.looked.get(index, 0) < LOOP_CHECK:
+            return
+        self.looked[index] = len(text)
+        found = repeating_tail(text, WHILE_STREAMING[0], self.loop_span, STREAMING_PIECE)
+        if found is not None:
+            self.looped, self.done = (index, found), True
+            if self.usage:             # the final usage never comes: what was generated, roughly, for the cost
+                self.usage[OUTPUT] = max(self.usage.get(OUTPUT) or 0, len(text) // CHARS_PER_OUTPUT_TOKEN)
 
     def _join_pieces(self) -> list[int]:
         """The block indexes in order, with a tool call sent in pieces folded into its first block."""
@@ -217,7 +240,9 @@ class Accumulator:
 
     def reply(self, taken_ids=frozenset()) -> ModelReply:
         """The answer as API-shaped dicts; `taken_ids` are the tool_use ids already in the history."""
-        content, incomplete, notes, dropped = [], set(), [], set()
+        content: list[dict] = []
+        notes: list[str] = []
+        incomplete, dropped = set(), set()
         seen, renamed = set(taken_ids), 0
         for index in list(self.redactors):            # a text block the endpoint never closed
             self._show(index, self._redacted(index, "", final=True))
@@ -245,13 +270,34 @@ class Accumulator:
                 content.append({"type": "redacted_thinking", "data": valid_text(raw["data"])})
             else:
                 dropped.add(clean_stop_reason(kind) or "untyped")
+        repeated = self._cut_loop(content, notes)
         if renamed:
             notes.append(f"[the endpoint sent {renamed} tool call id{'s' * (renamed > 1)} the API would refuse "
                          "(malformed or repeated); s08 renamed them]")
         if dropped:
             notes.append(f"[dropped {', '.join(sorted(dropped))} block(s) from the answer: s08 cannot send "
                          "them back]")
-        return ModelReply(content, self.stop_reason, Usage.of(self.usage) if self.usage else None, incomplete, notes)
+        return ModelReply(content, self.stop_reason, Usage.of(self.usage) if self.usage else None, incomplete, notes,
+                          repeated)
+
+    def _cut_loop(self, content: list[dict], notes: list[str]) -> bool:
+        """Keep one copy of a loop the answer's last text block ends in (the stream stopped on it, or the
+        output limit cut it); True when there was one."""
+        if not content or content[-1]["type"] != "text":
+            return False
+        text = content[-1]["text"]
+        found: Repeat | None
+        if self.looped is not None:
+            found = repeating_tail(text, WHILE_STREAMING[0], self.loop_span, STREAMING_PIECE) or self.looped[1]
+        else:
+            found = repeating_tail(text, *AT_LIMIT) if self.stop_reason == "max_tokens" else None
+        if found is None:
+            return False
+        content[-1] = {"type": "text", "text": text[:found.keep]}
+        why = "s08 stopped it early" if self.looped is not None else "until the output limit"
+        notes.append(f"[the answer repeated the same {found.piece:,} characters over and over ({found.copies} times, "
+                     f"{why}); one copy was kept]")
+        return True
 
     def _tool_use(self, index: int, raw: dict) -> tuple[dict, bool]:
         text = "".join(self.json_parts.get(index, []))

@@ -20,6 +20,7 @@ from events import Emit, Notice, RequestStarted, ResponseDone, Retrying
 from messages import blocks as history_blocks
 from llm.contract import ErrorKind, LLMError, ModelReply, Request
 from llm.reply import Accumulator
+from llm.repetition import streaming_span
 from llm.usage import INPUT, Usage
 
 MIN_REPLY_CHARS = 2_000_000       # an answer may hold max(this, MAX_TOKENS × CHARS_PER_TOKEN_BOUND) chars
@@ -44,12 +45,16 @@ def call_with_retries(request: Request, emit: Emit, open_events: Callable[[], It
     attempts = max_retries + 1
     for attempt in range(1, attempts + 1):
         emit(RequestStarted(purpose))
-        acc = Accumulator(emit, max_chars, stream_error, secrets)
+        acc = Accumulator(emit, max_chars, stream_error, secrets, streaming_span(request.max_tokens))
         try:
-            for data in open_events():
+            events = open_events()
+            for data in events:
                 acc.feed(data)
                 if acc.done:
                     break
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()        # an answer stopped early (a loop, llm/repetition.py): its stream ends now
             if not acc.done:
                 raise LLMError(ended_early, ErrorKind.DROPPED, retryable=True)
         except BaseException as exc:

@@ -9,7 +9,9 @@
            │     └─ silence (no content, 0 output tokens) → never an answer: an overflow where the window
            │        must have been (reactive compaction, retry once), else one error line
            ├─ messages.append(assistant reply)
-           │     └─ max_tokens far below MAX_TOKENS → the window cut it: said so, compacted
+           │     ├─ max_tokens far below MAX_TOKENS → the window cut it: said so, compacted
+           │     └─ text looping on one piece → one copy kept, said so (llm/repetition.py)
+           ├─ no tool calls, but one written as text → not run; the model told once (loop/written_calls.py)
            ├─ run every tool_use in order (each one approved first) → one user message of tool_results
            │     (loop/tool_round.py)
            └─ the compact tool asked? → compact now (once per turn), carry on from the summary
@@ -38,6 +40,7 @@ from llm import KNOWN_STOP_REASONS, ErrorKind, LLMError, ModelReply, Provider, R
 from loop.prompt_cache import CacheMarks
 from redact import secret_values
 from loop.tool_round import run_tools
+from loop.written_calls import CORRECTION, written_call
 from tools import REGISTRY, ToolContext, tool_schemas
 
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
@@ -313,9 +316,28 @@ def _cut_by_window(messages: list[dict], agent: Agent, reply: ModelReply, calls:
     return True
 
 
+def _wrote_a_call(messages: list[dict], agent: Agent, reply: ModelReply, corrected: bool) -> bool:
+    """An answer that wrote a tool call as text (loop/written_calls.py): never run; the first of the turn
+    is answered with a one-line correction so the model makes the call (True: ask again), and the person
+    is told either way."""
+    if reply.repeated or reply.stop_reason == "max_tokens" or not messages or messages[-1]["role"] != "assistant":
+        return False
+    name = written_call(text_of({"content": reply.content}), [t["name"] for t in agent.tools])
+    if name is None:
+        return False
+    if corrected:
+        agent.emit(Notice(f"[the model wrote a call to {name} as text again; s08 did not run it]", "warning"))
+        return False
+    agent.emit(Notice(f"[the model wrote a call to {name} as text instead of making it; s08 did not run it and "
+                      "asked the model once to make the call]", "warning"))
+    add_user_text(messages, CORRECTION.format(name=name))
+    return True
+
+
 def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
     """Call the model and run its tools until it answers without tool calls; return the last reply."""
     cut_off_rounds = pauses = 0
+    corrected = False            # the model was told once this turn that a call written as text is not run
     while True:
         reply = _call_model(messages, agent)
         sent = messages[:]          # the history as this call sent it (a summary may be prepared of it)
@@ -328,12 +350,13 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
         agent.compactor.observe(messages, reply.usage)
         agent.compactor.after_reply(sent, messages, final=not any(b.get("type") == "tool_use" for b in reply.content))
         calls = [b for b in reply.content if b.get("type") == "tool_use"]
-        window_cut = reply.stop_reason == "max_tokens" and _cut_by_window(messages, agent, reply, calls)
-        if reply.stop_reason == "max_tokens" and not window_cut:
+        limited = reply.stop_reason == "max_tokens" and not reply.repeated    # a loop cut to one copy: said
+        window_cut = limited and _cut_by_window(messages, agent, reply, calls)
+        if limited and not window_cut:
             cut_off_rounds += 1
             agent.emit(Notice(f"[response cut off: reached MAX_TOKENS={agent.settings.max_tokens}"
                               + ("" if calls else "; say \"continue\" to go on") + "]", "warning"))
-        elif reply.stop_reason == "max_tokens":
+        elif limited:
             cut_off_rounds += 1
         else:
             cut_off_rounds = 0
@@ -352,6 +375,9 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
             agent.emit(Notice(f"[the endpoint paused this turn {pauses} times in a row; say \"continue\" to go on]",
                               "warning"))
         if not calls:
+            if _wrote_a_call(messages, agent, reply, corrected):
+                corrected = True
+                continue
             return reply
         run_tools(messages, calls, reply.incomplete_tool_ids, agent, reply.stop_reason == "max_tokens")
         if agent.hook_stop is not None:

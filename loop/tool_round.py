@@ -6,7 +6,8 @@ history as soon as it exists.
 The results go into one user message that grows (and into the session log with it); what the person
 typed when saying no follows the results, as their own words. On Ctrl-C the rest are answered as
 interrupted (the call that was running) or not run (the one being asked about, and those after it),
-so the history stays valid for the API.
+so the history stays valid for the API. A call whose input was not a JSON object, or that names no tool
+s08 has (loop/tool_names.py), is answered with an error at once, unrun and unasked.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from approvals.policy import PLAN_REFUSAL, Answer, Refusal
 from events import Notice, ToolFinished, ToolOutput, ToolStarted
 from messages import INTERRUPTED_RESULT, NOT_STARTED_RESULT, clean_text, tool_result
 from tools import ToolResult, run_tool
+from loop.tool_names import unknown_tool
 from tools.preview import planned_change, target_path
 
 
@@ -109,8 +111,17 @@ def run_tools(messages: list[dict], calls: list[dict], incomplete: set, agent, c
         for call in calls:
             if call["id"] in incomplete:
                 add(tool_result(call["id"], _not_run(limit, cut_off), True), call)
+                if not cut_off:            # (a cut-off one is said with the cut)
+                    agent.emit(Notice(f"[the model's {call['name']} call had input that is not a JSON object; "
+                                      "it was not run and the model was told]", "warning"))
                 continue
             agent.emit(ToolStarted(call["id"], call["name"], call.get("input")))
+            unknown = unknown_tool(call["name"], agent)
+            if unknown is not None:           # asks nobody, runs no hook: there is nothing to run
+                add(tool_result(call["id"], unknown, True), call)
+                agent.emit(ToolFinished(call["id"], call["name"], unknown, True, 0.0, {"unknown": True},
+                                        call.get("input")))
+                continue
             asking = call
             pre = agent.hooks.pre_tool(call) if agent.hooks else None
             if pre is not None and (pre.blocked or pre.permission == "deny" or pre.stop is not None):

@@ -45,7 +45,9 @@ def new_id(prefix: str) -> str:
 
 def blocks_for(reply: dict) -> list[dict]:
     """The answer's blocks. `"split": N` sends each tool call as blocks of its own with one id, each
-    holding N characters of the input's JSON (as LiteLLM streams a tool call whose chunks repeat the id)."""
+    holding N characters of the input's JSON (as LiteLLM streams a tool call whose chunks repeat the id).
+    A tool call's `"raw_input": "..."` is streamed as its input's text instead of `input`'s JSON, as it
+    is — a small model's arguments that are not valid JSON (its non-streamed `input` is then {})."""
     blocks = []
     if reply.get("text"):
         blocks.append({"type": "text", "text": reply["text"]})
@@ -54,7 +56,10 @@ def blocks_for(reply: dict) -> list[dict]:
                  "input": call.get("input", {})}
         size = int(reply.get("split") or 0)
         text = json.dumps(block["input"])
-        if size > 0:
+        if isinstance(call.get("raw_input"), str):
+            text = call["raw_input"]
+            blocks.append({**block, "input": {}, "_partial": text})
+        elif size > 0:
             blocks += [{**block, "input": {}, "_partial": text[at:at + size]} for at in range(0, len(text), size)]
         else:
             blocks.append(block)

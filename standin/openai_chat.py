@@ -10,6 +10,9 @@ the request bodies the same way. A scripted reply here may hold:
     {"text": "hi"}                                        an answer (finish_reason "stop")
     {"tool_calls": [{"name": "read_file", "input": {...}}], "pieces": 8}
                                                           tool calls; the arguments streamed in 8-char pieces
+    {"tool_calls": [{"name": "read_file", "raw_input": "{\"path\": "}]}
+                                                          the arguments sent as this text, as they are (a
+                                                          small model's invalid JSON)
     {"repeat_tool_id": True, ...}                         every piece of a tool call repeats its id and name
                                                           (as some local servers stream them)
     {"finish_reason": "length"}                           or any finish reason
@@ -111,7 +114,7 @@ def chat_answer(body: dict, reply: dict, prompt: int, window: int) -> tuple[dict
     empty = bool(reply.get("empty")) or prompt > window
     text = "" if empty else str(reply.get("text") or "")
     calls = [] if empty else [{"id": c.get("id") or new_id("call_"), "name": c["name"],
-                               "arguments": json.dumps(c.get("input", {}))} for c in reply.get("tool_calls") or []]
+                               "arguments": c["raw_input"] if isinstance(c.get("raw_input"), str) else json.dumps(c.get("input", {}))} for c in reply.get("tool_calls") or []]
     finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
     completion = text_tokens(text) + sum(text_tokens(c["arguments"]) for c in calls)
     usage = {"prompt_tokens": 0 if empty else prompt, "completion_tokens": 0 if empty else max(1, completion)}
