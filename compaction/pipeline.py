@@ -74,7 +74,7 @@ from .cut import clear_to_pointers, picks_to_target, seen_between
 from .fallback import FALLBACK_SHARE, cut_without_model
 from .micro import MicroCompact
 from .recent import recent_budget, recent_start
-from .room import answer_room, fit_target, make_room, no_room
+from .room import ROOM_GOAL, answer_room, fit_target, make_room, no_room
 from .schedule import Schedule
 from .snip import SnipCompact
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
@@ -514,7 +514,8 @@ class Compactor:
 
         if measure(messages) <= target:
             return messages
-        out = make_room(messages, target, measure, self.workspace, self.continuity, self.emit, self.settings)
+        out = make_room(messages, int(target * ROOM_GOAL), measure, self.workspace, self.continuity, self.emit,
+                        self.settings)
         if out is not messages:
             self.meter.forget()
         fixed = int(estimate_tokens([], self.system, self.tools) * scale)
