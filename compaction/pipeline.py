@@ -49,7 +49,9 @@ seen): a summary keeps it after the summary message, pointers stop before it, mi
 it; only a window with no room clears it (`_cut`, cut.py). The parts the Compactor orchestrates, each
 named for its decision: recent.py (what must stay), cut.py (how to cut to a target), schedule.py (when
 to prepare a summary), breaker.py (when automatic summaries stop), fallback.py (the cut without the
-model), background.py and summary.py (making a summary).
+model), background.py and summary.py (making a summary), room.py (what a request must fit, and the cut
+that makes it fit: `fit`, the last step of prepare, compact and reactive — whatever the summary did, the
+request fits the window with room for the answer; the limit never passes what a request may measure).
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ class Agent:
         self.base_system = self.base_system or (SYSTEM_PROMPT.format(workspace=self.workspace)
                                                 + environment_section(self.workspace))
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
-        self.instructions = load_instructions(self.workspace)
+        self.instructions = load_instructions(self.workspace, self._window())
         self.cache_marks = CacheMarks()
         self.builtin_tools = list(self.tools)     # the MCP servers' part follows (sync_tools)
         if self.secrets is None:
@@ -188,6 +188,11 @@ class Agent:
             self.tools = self.builtin_tools + (servers.schemas() if servers is not None else [])
         self.compactor.system, self.compactor.tools = self.system, self.tools
 
+    def _window(self) -> int | None:
+        """The model's window in use (AGENTS.md is cut to a share of a small one: loop/instructions.py)."""
+        compactor = getattr(self, "compactor", None)
+        return compactor.window.tokens if compactor is not None else getattr(self.settings, "context_window", None)
+
     def _emit(self, event) -> None:
         self.emit(event)      # late-bound: the UI may swap `emit` after construction
 
@@ -201,7 +206,7 @@ class Agent:
         """Read AGENTS.md (or CLAUDE.md) again if it changed on disk, and say so."""
         if not instructions_changed(self.instructions, self.workspace):
             return
-        before, self.instructions = self.instructions, load_instructions(self.workspace)
+        before, self.instructions = self.instructions, load_instructions(self.workspace, self._window())
         self.compactor.system = self.system
         self.compactor.meter.forget()
         name = (self.instructions.path or before.path).name

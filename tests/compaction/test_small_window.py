@@ -189,3 +189,18 @@ def test_what_the_pipeline_returns_always_fits_the_window(tmp_path_factory, mess
     numbers = counted(out)
     for i in range(len(keep.typed)):
         assert i in shown or i + 1 in numbers, f"message {i + 1} is neither whole, shortened nor counted"
+
+
+def test_agents_md_is_shortened_with_a_pointer_at_a_small_window(workspace):
+    from loop.instructions import MAX_CHARS, load_instructions
+    rules = "".join(f"- rule {i}: never touch legacy/module_{i}/ without asking\n" for i in range(400))
+    (workspace / "AGENTS.md").write_text(rules)
+    small = load_instructions(workspace, WINDOW)
+    assert len(small.text) < 1_600 and small.text.startswith("- rule 0:")
+    assert "AGENTS.md is shortened here to fit the model's window" in small.text
+    assert "it is whole in AGENTS.md (read_file it)" in small.text and "4,096-token window" in small.warning
+    large = load_instructions(workspace, 200_000)
+    assert large.text == rules[:MAX_CHARS]
+    session = Session(workspace, learned=False)
+    system = SYSTEM + small.prompt_section()
+    assert estimate_tokens([], system, TOOLS) + ANSWER < WINDOW * 0.75 and session.compactor.limit <= WINDOW
