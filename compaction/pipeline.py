@@ -50,7 +50,9 @@ seen): a summary keeps it after the summary message, pointers stop before it, mi
 it; only a window with no room clears it (`_cut`, cut.py). The parts the Compactor orchestrates, each
 named for its decision: recent.py (what must stay), cut.py (how to cut to a target), schedule.py (when
 to prepare a summary), breaker.py (when automatic summaries stop), fallback.py (the cut without the
-model), background.py and summary.py (making a summary).
+model), background.py and summary.py (making a summary), room.py (what a request must fit, and the cut
+that makes it fit: `fit`, the last step of prepare, compact and reactive — whatever the summary did, the
+request fits the window with room for the answer; the limit never passes what a request may measure).
 """
 
 from __future__ import annotations
@@ -72,9 +74,10 @@ from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
 from .cut import clear_to_pointers, picks_to_target, seen_between
-from .fallback import cut_without_model
+from .fallback import FALLBACK_SHARE, cut_without_model
 from .micro import MicroCompact
 from .recent import recent_budget, recent_start
+from .room import ROOM_GOAL, answer_room, fit_target, make_room, no_room
 from .schedule import Schedule
 from .snip import SnipCompact
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
@@ -92,6 +95,7 @@ REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when
                             # person's pause hides it; earlier, it would be made again at every turn's end)
 WINDOW_ROOM = 0.8          # a prompt past the limit may grow to this share of the window while a summary is prepared
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
+MAX_USAGE_SCALE = 2.0               # a usage over s08's estimate scales what must fit the window, up to this
 
 
 class Compactor:
@@ -114,8 +118,10 @@ class Compactor:
         self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
         self.largest_estimate = 0       # the same prompt as s08 estimates it (the unit of a window an empty answer bounds)
         self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
+        self.usage_scale = 1.0          # the same, from the usage it reported (a log counts more than prose)
         self.silences = 0               # empty answers in a row
         self.cold_turn = False
+        self.no_room_said = False       # the one line that the system prompt and tools leave no room was said
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
         self.window = Window(settings.context_limit, settings.context_window)
@@ -133,7 +139,7 @@ class Compactor:
         self.settings = settings
         self.layers: tuple[Layer, ...] = tuple(layer.from_settings(settings) for layer in LAYERS)
         self.window.limit_setting, self.window.window_setting = settings.context_limit, settings.context_window
-        self.continuity.use_settings(settings, self.limit)
+        self.continuity.use_settings(settings, self.limit, self.window.tokens)
 
     @property
     def failures(self) -> int:
@@ -149,7 +155,13 @@ class Compactor:
 
     @property
     def limit(self) -> int:
-        return self.window.limit
+        """Where the summary starts: the window's limit, but never past what a request may measure."""
+        return min(self.window.limit, self.fit_target)
+
+    @property
+    def fit_target(self) -> int:
+        """What a request (system, tools, history) may measure: the window less the answer's room (room.py)."""
+        return fit_target(self.window.tokens, self.settings.max_tokens)
 
     @property
     def room(self) -> int:
@@ -186,6 +198,8 @@ class Compactor:
                 self.emit(Notice(f"[{self.usage_doubt}]", "warning"))
         else:
             self.meter.observe(messages, usage)
+            if estimate:
+                self.usage_scale = max(self.usage_scale, min(reported / estimate, MAX_USAGE_SCALE))
         self.largest_answered = max(self.largest_answered, self.measure(messages))    # as the next size is measured
         self.largest_estimate = max(self.largest_estimate, estimate)     # the same, in s08's own estimate
         self.silences = 0
@@ -223,7 +237,7 @@ class Compactor:
                              f"{self.limit:,}]", quiet)
 
     def _window_changed(self, said: str, quiet: bool) -> None:
-        self.continuity.use_settings(self.settings, self.limit)
+        self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
         if self.on_window is not None and self.window.learned:
             self.on_window(self.window_record())
         if not quiet:
@@ -244,7 +258,7 @@ class Compactor:
             return
         self.window_probe = None
         if self.window.tell(told.tokens, told.source):
-            self.continuity.use_settings(self.settings, self.limit)
+            self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
             self.emit(Notice(f"[context window {self.window.tokens:,} tokens ({self.window.source}); "
                              f"compacting at {self.limit:,}]", "info"))
 
@@ -274,8 +288,9 @@ class Compactor:
         return out
 
     def prepare(self, messages: list[dict]) -> list[dict]:
-        """Run the four layers; returns the history to send (the input is never mutated)."""
-        out = self._prepare(messages)
+        """Run the four layers; returns the history to send (the input is never mutated), cut to fit the
+        window with room for the answer whatever they did (`fit`)."""
+        out = self.fit(self._prepare(messages))
         self.schedule.last_size = self.measure(out)
         return out
 
@@ -488,8 +503,9 @@ class Compactor:
             if refused is not None:
                 return self._hooked_instead(messages, messages, measured, refused, "", kind)
         s, window = self.settings, min(self.window.tokens, stated or self.window.tokens)
+        budget = int(input_budget(window, s.summary_max_tokens) / self.usage_scale)     # in the endpoint's tokens
         job = SummaryJob(self.summarize, focus=focus, workspace=self.workspace, system=self.system,
-                         tools=self.tools, window=window, max_input_tokens=input_budget(window, s.summary_max_tokens),
+                         tools=self.tools, window=window, max_input_tokens=budget,
                          measured=measured or self.measure(messages), sent=sent, continuity=self.continuity,
                          emit=self.emit, kind=why[0], trigger=why[1], recent_work=self.recent_budget)
         began = time.monotonic()
@@ -532,7 +548,32 @@ class Compactor:
     def _fallback(self, messages: list[dict]) -> list[dict]:
         """No model: cut without it (fallback.py)."""
         out, self.snip_transcript = cut_without_model(messages, self.settings, self.workspace, self.continuity,
-                                                      self.snip_transcript, self.emit, self.system, self.tools)
+                                                      self.snip_transcript, self.emit, self.system, self.tools,
+                                                      int(self.limit * FALLBACK_SHARE))
+        return out
+
+    def fit(self, messages: list[dict], scale: float | None = None) -> list[dict]:
+        """The last step of every path (prepare, compact, reactive): the history cut until the request
+        fits the window with room for the answer (room.py), whatever the summary did. `scale`: how much
+        the endpoint's count exceeds s08's estimate (default: the largest it said). When the system prompt
+        and tools alone leave no room, one line says so (once)."""
+        scale = max(1.0, self.usage_scale, self.api_scale if scale is None else scale)
+        target = self.fit_target
+
+        def measure(history: list[dict]) -> int:
+            return int(self.measure(history) * scale)
+
+        if measure(messages) <= target:
+            return messages
+        out = make_room(messages, int(target * ROOM_GOAL), measure, self.workspace, self.continuity, self.emit,
+                        self.settings)
+        if out is not messages:
+            self.meter.forget()
+        fixed = int(estimate_tokens([], self.system, self.tools) * scale)
+        if measure(out) > target and fixed > target - answer_room(self.window.tokens, self.settings.max_tokens) \
+                and not self.no_room_said:
+            self.no_room_said = True
+            self.emit(Notice(no_room(fixed, self.window.tokens, self.settings.max_tokens), "warning"))
         return out
 
     # ---- on request ------------------------------------------------------------------
@@ -542,7 +583,8 @@ class Compactor:
         self.collect()
         self.background.drop("a manual compact summarized the history")
         self.breaker.reset()
-        return self._summarize(messages, focus, MANUAL, why=("manual", "compact" + (f", focus: {focus}" if focus else "")))
+        return self.fit(self._summarize(messages, focus, MANUAL,
+                                        why=("manual", "compact" + (f", focus: {focus}" if focus else ""))))
 
     def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None,
                  why: str = "") -> list[dict]:
@@ -561,7 +603,7 @@ class Compactor:
         if prep is not None:
             applied = self._apply(prep, messages, messages, counted or estimate)
             if not maximum or estimate_tokens(applied, self.system, self.tools) * scale < maximum:
-                return applied
+                return self.fit(applied)
             messages = applied
-        return self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum,
-                               why=("reactive", f"prompt is too long{said}"))
+        return self.fit(self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum,
+                                        why=("reactive", f"prompt is too long{said}")))

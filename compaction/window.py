@@ -20,8 +20,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from config import MIN_CONTEXT_WINDOW
+
 WINDOW_SHARE = 0.75           # with a learned window, compact at 75% of it
-MIN_WINDOW = 4_096            # a stated window below this is not believed (no model that small could work)
+MIN_WINDOW = MIN_CONTEXT_WINDOW   # a stated window below this is not believed; CONTEXT_WINDOW below it is refused
 MIN_BOUND = MIN_WINDOW // 2   # an empty answer's bound is in s08's estimate, which can count a dense paste (logs,
                               # numbers) at half the endpoint's tokens: a MIN_WINDOW endpoint may show up here
 MAX_TOLD = 16_777_216         # a server saying more than this (16M tokens) is not believed
