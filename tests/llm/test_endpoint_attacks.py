@@ -80,3 +80,75 @@ def test_the_key_check_does_not_read_an_endless_answer():
     finally:
         server.close()
     assert check.ok
+
+
+class Recorder:
+    """A server that records each request's headers and answers `status`, with `location` when given."""
+
+    def __init__(self, status: int = 404, location: str = ""):
+        self.seen: list[dict] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.do_POST()
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                recorder.seen.append({k.lower(): v for k, v in self.headers.items()})
+                self.send_response(status)
+                if location:
+                    self.send_header("location", location)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_to_another_host_does_not_carry_the_key(status):
+    """The endpoint redirects to another origin (another port is one): the request follows as the SDK's
+    did, but neither the Messages call nor the key check brings the key there."""
+    elsewhere = Recorder(404)
+    endpoint = Recorder(status, elsewhere.url + "/v1/messages")
+    try:
+        _fails(endpoint.url)
+        check_key(TEST_KEY, endpoint.url)
+    finally:
+        endpoint.close()
+        elsewhere.close()
+    assert len(endpoint.seen) == 2 and endpoint.seen[0]["authorization"] == f"Bearer {TEST_KEY}"
+    assert len(elsewhere.seen) == 2                  # followed, both
+    for headers in elsewhere.seen:
+        assert not any(TEST_KEY in value for value in headers.values()), headers
+
+
+def test_the_window_probe_follows_no_redirect():
+    """The probe sends the key (as both headers a local server may want): a redirect is not followed, so
+    it goes to the endpoint's own host only."""
+    elsewhere = Recorder(200)
+    endpoint = Recorder(302, elsewhere.url + "/props")
+    try:
+        probe = WindowProbe(endpoint.url, "m", TEST_KEY)
+        probe.run()
+    finally:
+        endpoint.close()
+        elsewhere.close()
+    assert probe.result() is None and len(endpoint.seen) >= 3 and elsewhere.seen == []
+
+
+def _fails(url: str, **settings) -> LLMError:
+    provider = AnthropicProvider(Settings(anthropic_base_url=url, anthropic_api_key=TEST_KEY, api_max_retries=0,
+                                          **settings))
+    with pytest.raises(LLMError) as caught:
+        provider.stream(Request(**PARAMS))
+    return caught.value
