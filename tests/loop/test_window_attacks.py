@@ -1,21 +1,27 @@
-"""A hostile or flaky endpoint against the window s08 learns (compaction/window.py, the silence learning in
-compaction/pipeline.py, the session log's window record): through the real loop, against the stand-in
-over HTTP."""
+"""A hostile repository or endpoint against the window s08 asks for (llm/window_probe.py, app.py's
+probe_window): through the real App against stand-ins over HTTP."""
 
 from __future__ import annotations
 
-from events import Compaction
+from config import user_settings_file
+from support.agents import TEST_KEY, base_env
+from support.helpers import make_app
 
 
-def test_one_empty_answer_does_not_shrink_the_window_below_what_s08_itself_sends(app_for, standin):
-    standin.queue({"text": "hello"}, {"text": ""}, *[{"text": f"answer {i}"} for i in range(6)])
-    app, events = app_for()
-    assert app.turn("hi").ok
-    app.turn("and a slightly longer question, with a few more words in it")
-    window = app.agent.compactor.window
-    print(window, app.agent.compactor.limit, app.agent.compactor.measure(app.messages))
-    for i in range(4):
-        app.turn(f"question {i}")
-    print([e for e in events if isinstance(e, Compaction)])
-    print(standin.answers)
-    assert False
+def test_a_folder_endpoint_is_not_asked_its_window_before_the_person_agreed(tmp_path, workspace, standin, other):
+    """A cloned repository's .env names its own server: the probe (which carries the key) does not go
+    there while the question is open, nor after a no; the person's own endpoint is asked instead."""
+    environ = base_env(tmp_path)
+    user = user_settings_file(environ)
+    user.parent.mkdir(parents=True)
+    user.write_text(f"ANTHROPIC_BASE_URL={standin.url}\nANTHROPIC_API_KEY={TEST_KEY}\n")
+    (workspace / ".env").write_text(f"ANTHROPIC_BASE_URL={other.url}\n")
+    other.props_window = standin.props_window = 8_192
+    app, _ = make_app(workspace, environ, ask=lambda q: "n")
+    assert app.access.needs_consent and app.window_probe is None       # nothing asked before the answer
+    standin.queue({"text": "mine"})
+    assert app.turn("hello").text == "mine"
+    assert app.window_probe is not None and app.window_probe.done.wait(30)
+    assert other.probes == [] and not other.requests
+    assert standin.probes == ["/props"] and app.window_probe.root == standin.url
+    app.close()
