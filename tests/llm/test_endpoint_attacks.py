@@ -13,7 +13,7 @@ import pytest
 
 from config import Settings
 from llm import AnthropicProvider, LLMError, Request, check_key
-from llm.anthropic_http import MAX_ANSWER_BYTES, AnthropicHTTP, SendFailure, custom_headers
+from llm.anthropic_http import MAX_ANSWER_BYTES
 from llm.window_probe import WindowProbe
 from support.agents import TEST_KEY
 
@@ -152,3 +152,54 @@ def _fails(url: str, **settings) -> LLMError:
     with pytest.raises(LLMError) as caught:
         provider.stream(Request(**PARAMS))
     return caught.value
+
+
+class Drip:
+    """A raw server that answers every connection with a status line and headers a byte at a time, each
+    byte in well under the probe's timeout, never ending them; `hung_up` counts connections the client
+    closed."""
+
+    def __init__(self):
+        self.hung_up = threading.Semaphore(0)
+        self.stop = threading.Event()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    def _drip(self, conn) -> None:
+        conn.recv(65536)
+        try:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Pad: ")
+            while not self.stop.wait(0.1):
+                conn.sendall(b"a")             # one header line that never ends (http.client allows 64 KiB)
+        except OSError:
+            self.hung_up.release()
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+def test_the_window_probe_ends_on_a_server_that_drips_its_headers():
+    """TIMEOUT bounds a question from connection to last byte: a server that keeps the status line and
+    headers coming (each byte within the socket timeout) used to hold the probe's questions forever."""
+    server = Drip()
+    try:
+        probe = WindowProbe.start(server.url, "m", TEST_KEY, timeout=0.5)
+        assert probe.done.wait(60)
+        assert server.hung_up.acquire(timeout=60)
+    finally:
+        server.close()
+    assert probe.result() is None
