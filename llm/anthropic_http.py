@@ -29,6 +29,8 @@ from typing import Any, Iterator
 from version import __version__
 
 API_VERSION = "2026-10-21"          # the SDK's (tests/llm/test_anthropic_http.py compares them)
+MAX_ANSWER_BYTES = 1 << 20          # of an error's body, or of the key check's answer: no more is read (an
+                                    # endpoint's endless body would fill the memory; the SDK reads it all)
 
 
 class StatusFailure(Exception):
@@ -90,8 +92,7 @@ class AnthropicHTTP:
             raise SendFailure(exc, False) from exc
         try:
             if not response.is_success:
-                response.read()
-                raise status_failure(response)
+                raise status_failure(_bounded(response))
             yield _Opened(response)
         finally:
             response.close()
@@ -99,8 +100,9 @@ class AnthropicHTTP:
     def get(self, path: str, query: dict):
         """One GET under the base URL, read whole; raises StatusFailure or SendFailure."""
         try:
-            response = self._http.get(path, params=query, headers={k: v for k, v in self.headers.items()
-                                                                   if k != "Content-Type"})   # no body
+            request = self._http.build_request("GET", path, params=query,
+                                               headers={k: v for k, v in self.headers.items() if k != "Content-Type"})
+            response = _bounded(self._http.send(request, stream=True))
         except self._timeout_error as exc:
             raise SendFailure(exc, True) from exc
         except Exception as exc:
@@ -111,6 +113,26 @@ class AnthropicHTTP:
 
     def close(self) -> None:
         self._http.close()
+
+
+def _bounded(streamed):
+    """A streamed answer read whole, or to MAX_ANSWER_BYTES (then closed: the rest is not waited for), as a
+    read response. A body that breaks off or stalls halfway counts as what arrived of it."""
+    import httpx2
+    got = bytearray()
+    try:
+        for chunk in streamed.iter_bytes():
+            got += chunk
+            if len(got) >= MAX_ANSWER_BYTES:
+                break
+    except httpx2.HTTPError:
+        pass
+    finally:
+        streamed.close()
+    headers = [(k, v) for k, v in streamed.headers.multi_items()
+               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]   # decoded here
+    return httpx2.Response(streamed.status_code, headers=headers, content=bytes(got[:MAX_ANSWER_BYTES]),
+                           request=streamed.request)
 
 
 def _plain(value):

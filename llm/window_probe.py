@@ -14,16 +14,18 @@ The servers asked, in this order; the first believable answer wins:
 ANTHROPIC_BASE_URL is the server's address less a trailing /v1 (or /v1/messages). Anthropic's own API is
 never asked (`wanted`), nor is any endpoint when CONTEXT_WINDOW was set (app.py decides).
 
-Everything a server sends is untrusted: each answer is read up to MAX_BYTES within TIMEOUT seconds (a slow
-drip ends there too), parsed defensively (junk, deep nesting, strings, negatives, booleans: nothing), and
+Everything a server sends is untrusted: each answer is read up to MAX_BYTES within TIMEOUT seconds of the
+connection (a slow drip of the body, or of the status line and headers, ends there too), parsed defensively (junk, deep nesting, strings, negatives, booleans: nothing), and
 a window outside MIN_WINDOW..MAX_TOLD (compaction/window.py) is ignored. Only the number is ever shown,
 with a fixed name for where it came from.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
+import socket
 import threading
 import time
 import urllib.request
@@ -195,4 +197,35 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None              # a redirect is not followed (the key would go with it): no answer
 
 
-_OPENER = urllib.request.build_opener(_NoRedirect)
+def _bounded(connection):
+    """An HTTP(S) connection whose socket is shut down `timeout` seconds after the connection was made: a
+    socket timeout alone bounds each read, not the status line and headers, which a server can drip a byte
+    at a time forever (the body's loop in _json checks the same deadline itself)."""
+    class Bounded(connection):
+        def connect(self):
+            deadline = self.timeout if isinstance(self.timeout, (int, float)) else TIMEOUT
+            super().connect()
+            timer = threading.Timer(deadline, _shut, (self.sock,))
+            timer.daemon = True
+            timer.start()
+    return Bounded
+
+
+def _shut(sock) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)      # wakes a blocking read; closed since: nothing to do
+    except OSError:
+        pass
+
+
+class _HTTP(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(_bounded(http.client.HTTPConnection), req)
+
+
+class _HTTPS(urllib.request.HTTPSHandler):
+    def https_open(self, req):
+        return self.do_open(_bounded(http.client.HTTPSConnection), req, context=self._context)
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect, _HTTP, _HTTPS)

@@ -15,7 +15,8 @@ Recognized, when the named tool is one offered to the model (so JSON the person 
 - `<function=NAME>{...}</function>` (Llama 3.1's custom format);
 - an answer that is nothing but such an object (or a list of them), or that ends with one in a ``` fence.
 The object names the tool under "name" (or "function": {"name"}) and holds its input under "arguments",
-"parameters", "input" or "args".
+"parameters", "input" or "args". Its strings may hold raw newlines and tabs (not strict JSON, but how a
+model writes a file's lines into a call it writes out).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _TAGS = re.compile(r"<tool_call>|<\|python_tag\|>|\[TOOL_CALLS\]|<function_call>
 _FUNCTION = re.compile(r"<function=([A-Za-z0-9_.-]{1,128})>")
 _FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n([^`]*)\n```$")
 _INPUT_KEYS = ("arguments", "parameters", "input", "args")
+_LENIENT = json.JSONDecoder(strict=False)          # control characters allowed inside strings
 
 CORRECTION = ("[s08: your last answer wrote a call to {name} as text; s08 runs only real tool calls, so it was not "
               "run. If you meant to run it, make the call with the tool-use interface now, not as text.]")
@@ -49,7 +51,7 @@ def _named(value, offered: set[str]) -> str | None:
 def _decoded(text: str):
     """The JSON value at the start of `text` (after blanks), or None."""
     try:
-        value, _ = json.JSONDecoder().raw_decode(text.lstrip())
+        value, _ = _LENIENT.raw_decode(text.lstrip())
     except (ValueError, RecursionError):
         return None
     return value
@@ -72,7 +74,7 @@ def written_call(text: str, offered) -> str | None:
     whole = fenced.group(1).strip() if fenced else whole
     if whole[:1] in "{[":
         try:
-            return _named(json.loads(whole), offered)
+            return _named(_LENIENT.decode(whole), offered)
         except (ValueError, RecursionError):
             return None
     return None

@@ -19,7 +19,7 @@ from compaction.continuity import Continuity
 from compaction.ledger import WorkLedger
 from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
 from compaction.tokens import usage_tokens
-from compaction.window import MIN_BOUND, MIN_WINDOW
+from compaction.window import MAX_TOLD, MIN_BOUND, MIN_WINDOW
 from messages import blocks
 from llm.usage import clean_usage
 from session.repair import STOPPED_RESULT, make_sendable
@@ -78,11 +78,13 @@ def _record_ok(r, length: int) -> bool:
     if kind == "typed":
         return isinstance(r.get("text"), str)
     if kind == "window":
-        silent = r.get("silent")
-        if silent is not None:          # learned from an empty answer at that size (window.py, silence_bound)
-            return (isinstance(silent, int) and isinstance(r.get("tokens"), int)
-                    and MIN_BOUND <= r["tokens"] <= silent)
-        return isinstance(r.get("tokens"), int) and r["tokens"] >= MIN_WINDOW
+        silent, tokens = r.get("silent"), r.get("tokens")
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or not tokens <= MAX_TOLD:
+            return False
+        if silent is not None:          # learned from an empty answer at that size (window.py, silence_bound:
+            return (isinstance(silent, int) and not isinstance(silent, bool)     # at least half of it)
+                    and MIN_BOUND <= tokens <= silent <= min(MAX_TOLD, 2 * tokens + 1))
+        return tokens >= MIN_WINDOW
     if kind == "typed_saved":
         return isinstance(r.get("i"), int) and isinstance(r.get("path"), str)
     if kind == "skill":                 # a loaded skill (tools/skill.py), as bounded as the file it was read from

@@ -20,6 +20,10 @@ OFFERED = ["bash", "read_file", "write_file"]
     ('  [{"name": "bash", "input": {"command": "ls"}}]  ', "bash"),
     ('{"type": "function", "function": {"name": "bash", "arguments": "{}"}}', "bash"),
     ('I will read it:\n```json\n{"name": "read_file", "args": {"path": "x"}}\n```', "read_file"),
+    # a file's lines written into the string as they are (raw newlines, tabs: not strict JSON, what models write)
+    ('<tool_call>\n{"name": "write_file", "arguments": {"path": "a.py", "content": "def f():\n\treturn 1\n"}}\n</tool_call>',
+     "write_file"),
+    ('{"name": "bash", "arguments": {"command": "printf \'a\nb\'"}}', "bash"),
 ])
 def test_each_written_format_is_recognized(text, name):
     assert written_call(text, OFFERED) == name
