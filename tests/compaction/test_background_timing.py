@@ -6,8 +6,8 @@ while it is still being written — the Compactor alone, with a summarizer the t
   - at the limit while it is written: the loop goes on without waiting, clearing nothing while the window
     has room; past that the results the model has seen are cleared to pointers, oldest first (saved to
     disk), and the summary is applied once ready;
-  - applied: what came after its snapshot keeps its calls, and their results the model has seen are
-    pointers (no summary covers them); the round the model has not seen stays whole.
+  - applied: what came after its snapshot stays whole while the window has room (no summary covers it
+    yet), and the next summary, started after the next answer, covers it.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def test_at_the_limit_while_it_is_written_a_full_window_clears_the_oldest_result
     validate_request({"model": "m", "max_tokens": 10, "messages": out})
 
 
-def test_applied_at_the_limit_the_part_after_its_snapshot_keeps_its_calls_and_the_unseen_round(tmp_path):
+def test_applied_at_the_limit_what_came_after_its_snapshot_stays_whole_and_the_next_summary_covers_it(tmp_path):
     events, gate = [], Gate()
     gate.release()
     compactor = compactor_for(tmp_path, 10_000, events, gate)
@@ -208,15 +208,19 @@ def test_applied_at_the_limit_the_part_after_its_snapshot_keeps_its_calls_and_th
     read_round(messages, 3)                      # the model saw mod_0..2's results, not mod_3's
     out = compactor.prepare(messages)            # past 10,000
     [line] = applied(events)
-    seen_after = (len(messages) - 2 - prep.n) // 2         # results after the snapshot the model has seen
-    assert seen_after >= 1 and line.details["uncovered"] == seen_after and "waited" not in line.message
+    assert line.details["uncovered"] == 0 and "waited" not in line.message
+    assert (len(messages) - 2 - prep.n) // 2 >= 1          # results after the snapshot the model has seen…
     tail = out[1:]
-    assert [m["role"] for m in tail] == [m["role"] for m in messages[prep.n:]]
-    for i in range(0, len(tail) - 2, 2):
-        assert tail[i] is messages[prep.n + i]                                      # the call, as it was
-        assert result_text(tail[i + 1]["content"][0]).startswith(PLACEHOLDER_PREFIX)  # its result: a pointer
-    assert tail[-1] is messages[-1] and tail[-2] is messages[-2]                    # mod_3: whole
+    assert len(tail) == len(messages) - prep.n
+    assert all(new is old for new, old in zip(tail, messages[prep.n:]))     # …whole, as they were
+    assert not any(result_text(b).startswith(PLACEHOLDER_PREFIX) for m in out if isinstance(m["content"], list)
+                   for b in m["content"] if b.get("type") == "tool_result")
     validate_request({"model": "m", "max_tokens": 10, "messages": out})
+    sent = list(out)                             # the next answer: the next summary covers what was kept
+    out.append(ask(call("read_file", path="mod_4.py")))
+    compactor.after_reply(sent, out, final=False)
+    nxt = compactor.background.current
+    assert nxt is not None and nxt is not prep and nxt.snapshot == tuple(sent)
 
 
 def test_a_resumed_history_is_not_one_turn_of_growth(tmp_path):
