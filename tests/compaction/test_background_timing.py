@@ -17,6 +17,8 @@ import threading
 from compaction import Compactor
 from compaction.micro import clear_saving
 from compaction.recent import recent_start
+from compaction.prepared import held_picks
+from compaction.schedule import Schedule
 from compaction.boundaries import result_text
 from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX
 from config import Settings
@@ -286,3 +288,53 @@ def test_a_result_that_only_mentions_a_saved_output_is_saved_itself(tmp_path):
     cleared = result_text(out[2]["content"][0])
     assert count == 1 and cleared.endswith(f"saved at {output['path']}") and "other.txt" not in cleared
     assert (tmp_path / output["path"]).read_text(encoding="utf-8") == text
+
+
+def test_inside_a_turn_it_starts_two_calls_before_the_limit_however_fast_the_calls_come():
+    schedule = Schedule()
+    schedule.begin_turn()
+    for second, size in enumerate(range(20_000, 32_001, 2_000)):   # 2,000 tokens a second, 2,000 a call
+        schedule.answered(size, float(second), final=False)
+    assert not schedule.due_in_turn(32_000, 50_000)      # ten calls away: a summary now would leave out ten
+    for second, size in enumerate(range(34_000, 46_001, 2_000), start=7):
+        schedule.answered(size, float(second), final=False)
+        assert schedule.due_in_turn(size, 50_000) == (size + 2 * 2_000 > 50_000)
+
+
+def test_at_the_limit_while_it_is_written_nothing_is_cleared_until_the_prompt_is_well_past_it(tmp_path):
+    events, gate = [], Gate()                                 # held back: never ready during the turn
+    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    compactor.begin_turn()
+    messages: list[dict] = [user("read everything")]
+    n = 0
+    while compactor.background.current is None:         # one call at a time, until the summary is due
+        messages[:] = compactor.prepare(messages)
+        sent = list(messages)
+        c = call("read_file", path=f"mod_{n}.py")
+        messages.append(ask(c))
+        compactor.after_reply(sent, messages, final=False)
+        messages.append(results((c, BIG)))
+        n += 1
+    assert compactor.measure(messages) <= 20_000
+    while compactor.measure(messages) <= 20_000:         # past the limit, by less than a tenth of it
+        read_round(messages, n, BIG[:4_000])
+        n += 1
+    assert compactor.measure(messages) <= 22_000
+    assert compactor.prepare(messages) is messages       # the summary is near: nothing cleared, nobody waits
+    assert not any("cleared" in getattr(e, "message", "") for e in events) and not applied(events)
+    read_round(messages, n)                              # well past it: what the snapshot holds is cleared
+    out = compactor.prepare(messages)
+    prep = compactor.background.current
+    cleared = [i for i, m in enumerate(out) if isinstance(m["content"], list) for b in m["content"]
+               if b.get("type") == "tool_result" and result_text(b).startswith(PLACEHOLDER_PREFIX)]
+    assert cleared and max(cleared) < prep.n and prep.held
+    gate.release()
+
+
+def test_held_picks_are_the_seen_results_the_snapshot_holds_before_the_recent_work():
+    messages: list[dict] = [user("read")]
+    for n in range(5):
+        read_round(messages, n)                 # results at 2, 4, 6, 8, 10; the last one not seen
+    assert held_picks(messages, covered=7, recent=9) == {(2, 0), (4, 0), (6, 0)}
+    assert held_picks(messages, covered=7, recent=5) == {(2, 0), (4, 0)}      # the recent work: never
+    assert held_picks(messages, covered=11, recent=11) == {(2, 0), (4, 0), (6, 0), (8, 0)}   # nor the unseen round
