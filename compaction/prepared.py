@@ -90,7 +90,10 @@ class PreparedSummaries:
         if h.settings.background_compact != "on":
             h.background.drop("BACKGROUND_COMPACT is off")
             return None
-        return h.background.usable(messages, self.key)
+        prep = h.background.usable(messages, self.key)
+        if prep is not None and prep.ready and prep.ready_at is None:
+            prep.ready_at = len(messages)
+        return prep
 
     def after_reply(self, sent: list[dict], messages, final: bool = True) -> None:
         """A model call answered (`final`: without tool calls — the turn ends, the person reads and types).
@@ -196,7 +199,11 @@ class PreparedSummaries:
         if h.hooks:
             h.hooks.post_compact("auto", prep.text or "")
         shift = 1 - keep_from                   # base index → index in `new` (the summary message is first)
-        if h.measure(new) > h.room:             # what came after the snapshot: whole while the window has room
+        waited_for = max(prep.n, min(prep.ready_at or len(base), recent))     # read after it was ready: a
+        new, _ = clear_to_pointers(new, seen_between(new, waited_for + shift, recent + shift), h.workspace,
+                                   h.continuity, h.emit, "no summary covers")   # pointer (carried whole, it
+        #                                       would be written to the cache again and sent in every request)
+        if h.measure(new) > h.room:             # read while it was written: whole while the window has room
             new, _ = self.to_room(new, recent + shift, "no summary covers, the window being full")
         after = estimate_tokens(new, h.system, h.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
