@@ -338,3 +338,40 @@ def test_held_picks_are_the_seen_results_the_snapshot_holds_before_the_recent_wo
     assert held_picks(messages, covered=7, recent=9) == {(2, 0), (4, 0), (6, 0)}
     assert held_picks(messages, covered=7, recent=5) == {(2, 0), (4, 0)}      # the recent work: never
     assert held_picks(messages, covered=11, recent=11) == {(2, 0), (4, 0), (6, 0), (8, 0)}   # nor the unseen round
+
+
+def test_applied_what_was_read_after_it_was_ready_becomes_a_pointer_and_what_was_read_while_it_was_written_stays(tmp_path):
+    events, gate = [], Gate()
+    compactor = compactor_for(tmp_path, 17_000, events, gate, recent_work=0)
+    compactor.begin_turn()
+    messages: list[dict] = [user("read everything")]
+    n = 0
+    while compactor.background.current is None:         # one call at a time, until the summary is due
+        messages[:] = compactor.prepare(messages)
+        sent = list(messages)
+        c = call("read_file", path=f"mod_{n}.py")
+        messages.append(ask(c))
+        compactor.after_reply(sent, messages, final=False)
+        messages.append(results((c, BIG)))
+        n += 1
+    prep = compactor.background.current
+    read_round(messages, n, BIG[:400])                 # read while it is written
+    assert compactor.prepare(messages) is messages
+    while_written = len(messages)
+    gate.release()
+    assert prep.done.wait(120)
+    read_round(messages, n + 1, BIG[:400])
+    assert compactor.prepare(messages) is messages, [getattr(e, "message", e) for e in events]  # the loop finds it ready; under the limit: kept ready
+    ready = len(messages)
+    while compactor.measure(messages) <= 17_000:         # read after it was ready, up to the limit
+        read_round(messages, n + 2)
+        n += 1
+    out = compactor.prepare(messages)
+    [line] = applied(events)
+    shift = 1 - prep.n
+    texts = {i - shift: result_text(b) for i, m in enumerate(out) if i and isinstance(m["content"], list)
+             for b in m["content"] if b.get("type") == "tool_result"}
+    assert all(not t.startswith(PLACEHOLDER_PREFIX) for i, t in texts.items() if i < ready)     # whole
+    assert all(t.startswith(PLACEHOLDER_PREFIX) for i, t in texts.items() if ready <= i < len(messages) - 1)
+    assert texts[len(messages) - 1] == BIG and while_written < ready                 # the unseen round: whole
+    validate_request({"model": "m", "max_tokens": 10, "messages": out})
