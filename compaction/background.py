@@ -100,8 +100,6 @@ class Preparation:
     restored: bool = False       # from the session log (a resume)
     collected: bool = False      # the loop has taken its events and logged it
     held: bool = False           # the limit was held by clearing results while it was prepared: apply it once ready
-    ready_at: int | None = None  # the history's length when the loop first found it ready (what came before was
-                                 # read while it was written)
     events: list = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
     cancelled: threading.Event = field(default_factory=threading.Event)

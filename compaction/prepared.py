@@ -1,25 +1,25 @@
 """Applying a summary prepared in the background (background.py makes it): when it is started, what
-the loop clears at the limit while it is still written, and what stays whole once it goes in.
+the loop clears at the limit while it is still written, and what becomes a pointer once it goes in.
 
     after a model call                  start(history as sent)       at a turn's end: when the next turns
                                                                      would pass the limit (schedule.py);
-                                                                     inside a turn: when the next call would
-    before a call, at the limit,        hold(history)                nothing cleared up to HOLD_PAST_LIMIT
-      the summary still written                                      past the limit; then what its snapshot
-                                                                     holds (it covers it), all at once; then
-                                                                     the older work after it; then, the
-                                                                     window full, the recent work
+                                                                     inside a turn: when the next CALLS_AHEAD
+                                                                     calls would pass it
+    before a call, past the limit,      hold(history)                what its snapshot holds (it covers it),
+      the summary still written                                      all at once; still past the limit, the
+                                                                     older work after it too; the window
+                                                                     full, the recent work, oldest first
     before a call, when it is due       apply(prep, history)         the summary replaces the snapshot's
-                                                                     part; the recent work stays whole in
-                                                                     it, and what came after the snapshot
-                                                                     stays whole while the window has room
-                                                                     — the next summary covers it
+                                                                     part; the recent work stays whole; the
+                                                                     seen results between the snapshot and
+                                                                     the recent work become pointers
 
-Why so: what the model read seconds ago is what it works on. A summary started one call before the
-limit covers all but the last call's growth, from the history the prompt cache holds; what is read
-while it is written is kept whole (a pointer would make the model read it again) and the next summary,
-started when the limit comes again, covers it. Only a prompt past the limit by more than
-HOLD_PAST_LIMIT while the summary is written loses work no summary covers.
+Why so: what the model read between the snapshot and the moment the summary goes in is in no summary.
+Started two calls before the limit — not a summary-time before it — the summary leaves out only what is
+read while it is written, and reads the history it covers from the prompt cache. Keeping that part
+whole instead was measured (bench/background.py): every long-turn file then ends whole or summarized,
+but the part is written to the prompt cache again after the summary and carried in every request, +12 %
+to +49 % billed input; as pointers it costs +1 % to +6 %.
 
 `PreparedSummaries` is the Compactor's part for this (pipeline.py calls it); it reads the compactor
 (`host`) for the settings, the window, the meter and the blocking paths it falls back to.
@@ -50,8 +50,6 @@ AUTO = CompactionKind.AUTO_COMPACT
 REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
                             # more than this share of the limit and the next turn will apply it (the
                             # person's pause hides it; earlier, it would be made again at every turn's end)
-HOLD_PAST_LIMIT = 0.1       # a summary in flight at the limit: nothing is cleared until the prompt passes the
-                            # limit by this share of it (the summary, started one call before, is due soon)
 
 
 def held_picks(messages: list[dict], covered: int, recent: int) -> set[tuple[int, int]]:
@@ -90,10 +88,7 @@ class PreparedSummaries:
         if h.settings.background_compact != "on":
             h.background.drop("BACKGROUND_COMPACT is off")
             return None
-        prep = h.background.usable(messages, self.key)
-        if prep is not None and prep.ready and prep.ready_at is None:
-            prep.ready_at = len(messages)
-        return prep
+        return h.background.usable(messages, self.key)
 
     def after_reply(self, sent: list[dict], messages, final: bool = True) -> None:
         """A model call answered (`final`: without tool calls — the turn ends, the person reads and types).
@@ -133,13 +128,11 @@ class PreparedSummaries:
         h.background.start(sent, self.key, job, h.background_summarize)
 
     def hold(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
-        """(history, count cleared): the limit is reached while `prep` is written. Up to HOLD_PAST_LIMIT
-        past it, nothing; then what its snapshot holds (`held_picks`), all at once — the prompt cache is
+        """(history, count cleared): the limit is reached while `prep` is written: what its snapshot holds
+        (`held_picks`), all at once — the prompt cache is
         written again once, not at every call past the limit; still past the limit, the older work after
         it too (no summary will cover it); the window full still, the recent work, oldest first (cut.py)."""
         h = self.host
-        if h.measure(messages) <= h.limit + HOLD_PAST_LIMIT * h.limit:
-            return messages, 0
         recent = recent_start(messages, h.recent_budget)
         out, count = clear_to_pointers(messages, held_picks(messages, prep.n, recent), h.workspace, h.continuity,
                                        h.emit, why)
@@ -161,8 +154,8 @@ class PreparedSummaries:
     def apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
               why: str = "") -> list[dict]:
         """Put the prepared summary in place of what it covers (waiting for it if it is in flight); the recent
-        work stays whole, and what follows the snapshot too while the window has room (the next summary
-        covers it). Still over the limit: the next summary is prepared after the next answer, or — past the
+        work stays whole, and the results the model has seen between the snapshot and the recent work become
+        pointers to their saved copies (no summary covers them). Still over the limit: the next summary is prepared after the next answer, or — past the
         room — the blocking summary tops it up. It failed: as a blocking summary that failed."""
         h = self.host
         waited = 0.0
@@ -199,12 +192,10 @@ class PreparedSummaries:
         if h.hooks:
             h.hooks.post_compact("auto", prep.text or "")
         shift = 1 - keep_from                   # base index → index in `new` (the summary message is first)
-        waited_for = max(prep.n, min(prep.ready_at or len(base), recent))     # read after it was ready: a
-        new, _ = clear_to_pointers(new, seen_between(new, waited_for + shift, recent + shift), h.workspace,
-                                   h.continuity, h.emit, "no summary covers")   # pointer (carried whole, it
-        #                                       would be written to the cache again and sent in every request)
-        if h.measure(new) > h.room:             # read while it was written: whole while the window has room
-            new, _ = self.to_room(new, recent + shift, "no summary covers, the window being full")
+        new, _ = clear_to_pointers(new, seen_between(new, prep.n + shift, recent + shift), h.workspace,
+                                   h.continuity, h.emit, "no summary covers")   # after the snapshot, before the
+        #   recent work: kept whole, it would be written to the prompt cache again and carried in every request
+        #   (measured: +12 % to +49 % billed input in bench/background.py's long turn)
         after = estimate_tokens(new, h.system, h.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
                         and result_text(b).startswith(PLACEHOLDER_PREFIX))

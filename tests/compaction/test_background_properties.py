@@ -5,8 +5,9 @@ compactor starts preparing (`after_reply`, a real thread); the session grows on 
 tool rounds, answers; then the context is over the limit and `prepare` applies the prepared summary.
 For any such session:
   - the result is a request the real API accepts (the stand-in's validator): no tool pair is split;
-  - everything after the snapshot is kept as it was (the same objects): no summary covers it yet, the
-    window has room, so nothing there becomes a pointer (the next summary covers it);
+  - everything after the snapshot is kept as it was (the same objects), except that the tool results the
+    model has seen there — no summary covers them — are cleared to pointers (the placeholder names the
+    saved copy, whose file holds it byte for byte); the round it has not seen stays whole;
   - every typed message and every ledger path is in it (the budgets are large enough for all);
   - its summary message equals what the blocking compaction (compact_history, the same code) makes of
     the same history cut at the same place, with the same model — and its summary is the one a blocking
@@ -27,6 +28,8 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from compaction import Compactor, Continuity, compact_history
 from compaction.summary import MIN_SUMMARIZABLE_TOKENS, SummaryJob, input_budget
+from compaction.boundaries import result_text, unseen_start
+from compaction.markers import MIN_CHARS, PLACEHOLDER_PREFIX
 from compaction.tokens import estimate_text, estimate_tokens
 from compaction.user_messages import NOTE_TOKENS
 from config import Settings
@@ -91,6 +94,26 @@ def play(steps_, messages: list[dict], keep: Continuity, calls_made: list) -> No
                 calls_made.append(b)
 
 
+def kept_as_pointers(kept: list[dict], grown: list[dict], workspace: Path) -> None:
+    """`kept` is `grown` with the results the model has seen cleared to pointers, and nothing else changed."""
+    unseen = unseen_start(grown)
+    for i, (new, old) in enumerate(zip(kept, grown)):
+        seen = [b for b in blocks(old) if i < unseen and b.get("type") == "tool_result"
+                and len(result_text(b)) > MIN_CHARS and not result_text(b).startswith(PLACEHOLDER_PREFIX)]
+        if not seen:
+            assert new is old
+            continue
+        assert new["role"] == old["role"] == "user" and len(new["content"]) == len(old["content"])
+        for a, b in zip(new["content"], old["content"]):
+            if not any(b is s for s in seen):
+                assert a == b
+                continue
+            assert a["type"] == "tool_result" and a["tool_use_id"] == b["tool_use_id"]
+            assert a["content"].startswith(PLACEHOLDER_PREFIX), f"a result the model had seen kept whole: {a}"
+            saved = re.search(r"saved at (\S+)", a["content"])          # every one, whatever its size
+            assert saved and (workspace / saved.group(1)).read_text(encoding="utf-8") == result_text(b)
+
+
 def ends_with_user(messages) -> bool:
     return bool(messages) and messages[-1]["role"] == "user"
 
@@ -151,7 +174,7 @@ def test_a_prepared_summary_applied_to_a_grown_history_is_the_blocking_compactio
     validate_request({"model": "m", "max_tokens": 10, "messages": out})
     k = len(snapshot)
     assert len(out) == len(history) - k + 1
-    assert all(new is old for new, old in zip(out[1:], history[k:]))     # what came after it: whole, untouched
+    kept_as_pointers(out[1:], history[k:], shared)
     text = json.dumps(out, ensure_ascii=False)
     if sum(estimate_text(e.text) for e in keep.typed.entries) + NOTE_TOKENS <= keep.user_budget:
         for entry in keep.typed.entries:
