@@ -32,24 +32,23 @@ where the model counted 525). A usage under USAGE_TRUST_SHARE of s08's own estim
 request is not anchored on: the meter and every compaction decision use the estimate, and the
 compactor says so once (`usage_doubt`, which /context shows).
 
-With BACKGROUND_COMPACT=on the summary is prepared before it is needed (background.py): `after_reply`
-starts summarizing the history as just sent, in a thread — at a turn's end when the next turn would
-pass the limit, inside a turn about one summary-time before it. When a compaction is called for (the
-limit, a cold cache, "prompt is too long", the first call of a turn that would pass the limit) the
-prepared summary replaces the part it covers (`_apply`). What came after its snapshot no summary
-covers: its calls stay, and the results the model has seen become pointers to their saved copies
-(`_clear_seen`) — kept whole, they would be written to the prompt cache again and carried in every
-later request. At the limit while the summary is still written, the loop clears the older results the
-model has seen, all at once, instead of waiting (the summary covers the snapshot's part), and applies
-the summary once it is ready. While one is prepared, snip_compact waits (it would cut what the summary
-covers; a ready summary is applied instead when a snip is due). Off: exactly the blocking design.
+With BACKGROUND_COMPACT=on the summary is prepared before it is needed (prepared.py starts and applies
+it, background.py runs it): `after_reply` starts summarizing the history as just sent, in a thread — at
+a turn's end when the next turns would pass the limit, inside a turn two calls before it. When a
+compaction is called for (the limit, a cold cache, "prompt is too long", the first call of a turn that
+would pass the limit) the prepared summary replaces the part it covers (`_apply`); after its snapshot
+the calls stay and the seen results become pointers. At the limit while it is still written the loop
+clears what it covers, all at once, instead of waiting (`_cut`), and applies it once it is ready. While
+one is prepared, snip_compact waits (a ready summary is applied instead when a snip is due). Off:
+exactly the blocking design.
 
 Every path keeps the recent work whole (recent.py: the newest RECENT_WORK of the limit the model has
 seen): a summary keeps it after the summary message, pointers stop before it, micro_compact leaves
-it; only a window with no room clears it (`_cut`, cut.py). The parts the Compactor orchestrates, each
+it; only a window with no room clears it (prepared.py, cut.py). The parts the Compactor orchestrates, each
 named for its decision: recent.py (what must stay), cut.py (how to cut to a target), schedule.py (when
-to prepare a summary), breaker.py (when automatic summaries stop), fallback.py (the cut without the
-model), background.py and summary.py (making a summary).
+to prepare a summary), prepared.py (applying one prepared in the background), breaker.py (when
+automatic summaries stop), fallback.py (the cut without the model), background.py and summary.py
+(making a summary).
 """
 
 from __future__ import annotations
