@@ -33,26 +33,25 @@ where the model counted 525). A usage under USAGE_TRUST_SHARE of s08's own estim
 request is not anchored on: the meter and every compaction decision use the estimate, and the
 compactor says so once (`usage_doubt`, which /context shows).
 
-With BACKGROUND_COMPACT=on the summary is prepared before it is needed (background.py): `after_reply`
-starts summarizing the history as just sent, in a thread — at a turn's end when the next turn would
-pass the limit, inside a turn about one summary-time before it. When a compaction is called for (the
-limit, a cold cache, "prompt is too long", the first call of a turn that would pass the limit) the
-prepared summary replaces the part it covers (`_apply`). What came after its snapshot no summary
-covers: its calls stay, and the results the model has seen become pointers to their saved copies
-(`_clear_seen`) — kept whole, they would be written to the prompt cache again and carried in every
-later request. At the limit while the summary is still written, the loop clears the older results the
-model has seen, all at once, instead of waiting (the summary covers the snapshot's part), and applies
-the summary once it is ready. While one is prepared, snip_compact waits (it would cut what the summary
-covers; a ready summary is applied instead when a snip is due). Off: exactly the blocking design.
+With BACKGROUND_COMPACT=on the summary is prepared before it is needed (prepared.py starts and applies
+it, background.py runs it): `after_reply` starts summarizing the history as just sent, in a thread — at
+a turn's end when the next turns would pass the limit, inside a turn two calls before it. When a
+compaction is called for (the limit, a cold cache, "prompt is too long", the first call of a turn that
+would pass the limit) the prepared summary replaces the part it covers (`_apply`); after its snapshot
+the calls stay and the seen results become pointers. At the limit while it is still written the loop
+clears what it covers, all at once, instead of waiting (`_cut`), and applies it once it is ready. While
+one is prepared, snip_compact waits (a ready summary is applied instead when a snip is due). Off:
+exactly the blocking design.
 
 Every path keeps the recent work whole (recent.py: the newest RECENT_WORK of the limit the model has
 seen): a summary keeps it after the summary message, pointers stop before it, micro_compact leaves
-it; only a window with no room clears it (`_cut`, cut.py). The parts the Compactor orchestrates, each
+it; only a window with no room clears it (prepared.py, cut.py). The parts the Compactor orchestrates, each
 named for its decision: recent.py (what must stay), cut.py (how to cut to a target), schedule.py (when
-to prepare a summary), breaker.py (when automatic summaries stop), fallback.py (the cut without the
-model), background.py and summary.py (making a summary), room.py (what a request must fit, and the cut
-that makes it fit: `fit`, the last step of prepare, compact and reactive — whatever the summary did, the
-request fits the window with room for the answer; the limit never passes what a request may measure).
+to prepare a summary), prepared.py (applying one prepared in the background), breaker.py (when
+automatic summaries stop), fallback.py (the cut without the model), background.py and summary.py
+(making a summary), room.py (what a request must fit, and the cut that makes it fit: `fit`, the last
+step of prepare, compact and reactive — whatever the summary did, the request fits the window with
+room for the answer; the limit never passes what a request may measure).
 """
 
 from __future__ import annotations
@@ -61,27 +60,23 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from events import Compaction, CompactionKind, Emit, ignore, Notice, SummaryWait
-from messages import blocks
-from storage import SNIPPED, finish_transcript
-from storage.safe import own_path
-from .background import Background, Preparation, covers, prompt_key
-from .boundaries import result_text
-from .markers import PLACEHOLDER_PREFIX
+from events import Compaction, CompactionKind, Emit, ignore, Notice
+from storage import SNIPPED
+from .background import Background, Preparation
 from .breaker import Breaker
 from .budget import BudgetSettings, ToolResultBudget
 from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
-from .cut import clear_to_pointers, picks_to_target, seen_between
 from .fallback import FALLBACK_SHARE, cut_without_model
+from .prepared import PreparedSummaries
 from .micro import MicroCompact
-from .recent import recent_budget, recent_start
+from .recent import recent_budget
 from .room import ROOM_GOAL, answer_room, fit_target, make_room, no_room
 from .schedule import Schedule
 from .snip import SnipCompact
-from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
-                      note_transcript, reactive_compact, summarized_history, summary_of)
+from .summary import (Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
+                      reactive_compact, summary_of)
 from .tokens import estimate_tokens, usage_tokens
 from .window import CacheClock, Window
 
@@ -90,9 +85,6 @@ if TYPE_CHECKING:
 
 AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMPACT, CompactionKind.REACTIVE_COMPACT
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
-REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
-                            # more than this share of the limit and the next turn will apply it (the
-                            # person's pause hides it; earlier, it would be made again at every turn's end)
 WINDOW_ROOM = 0.8          # a prompt past the limit may grow to this share of the window while a summary is prepared
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
 MAX_USAGE_SCALE = 2.0               # a usage over s08's estimate scales what must fit the window, up to this
@@ -114,6 +106,7 @@ class Compactor:
         self.prepare_between_turns = True         # False when no turn follows (-p): nothing to prepare for
         self.hooks = None                         # PreCompact / PostCompact (hooks/session.py), or None
         self.breaker = Breaker()                  # when automatic summaries stop (breaker.py)
+        self.prepared = PreparedSummaries(self)   # starting and applying it (prepared.py)
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
         self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
         self.largest_estimate = 0       # the same prompt as s08 estimates it (the unit of a window an empty answer bounds)
@@ -313,7 +306,7 @@ class Compactor:
                 return self._apply(prep, out, messages, size, "the results it covers were cleared")
             return out
         if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
-            out, count = self._cut(out, "while the summary is prepared")   # the older work: the summary
+            out, count = self._cut(out, prep, "while the summary is prepared")   # the older work: the summary
             if count:                                                            # covers the snapshot's part
                 prep.held = True
                 size = self.measure(out)
@@ -333,162 +326,31 @@ class Compactor:
             ("cold", f"{size:,} tokens, prompt cache expired")
         return self._summarize(out, "", AUTO, measured=size, sent=messages, why=why)
 
-    # ---- the summary prepared in the background (background.py) ----------------------------
+    # ---- the summary prepared in the background (prepared.py) ----------------------------
     @property
     def prompt_key(self) -> str:
-        return prompt_key(self.settings.model_id, self.system, self.tools, self.settings.summary_max_tokens)
+        return self.prepared.key
 
     def _snip_max(self) -> int:
-        return next((layer.settings.max_messages for layer in self.layers  # type: ignore[attr-defined]
-                     if layer.name is CompactionKind.SNIP_COMPACT), 1 << 30)
+        return self.prepared.snip_max()
 
     def collect(self) -> None:
-        """At a safe point of the loop's thread: take what the background job left (its usage events,
-        its record in the session log); a failed one counts against the summary like a blocking one."""
-        failed = self.background.collect(self.emit)
-        if failed is not None and failed.error is not None and str(failed.error) != "cancelled":
-            self._count_failure(AUTO, failed.error, " (prepared in the background)")
+        """At a safe point of the loop's thread: take what the background job left (prepared.py)."""
+        self.prepared.collect()
 
     def _prepared(self, messages) -> Preparation | None:
-        """The prepared summary (ready or in flight) that may replace a prefix of `messages`, if any."""
-        self.collect()
-        if self.background.current is None:
-            return None
-        if self.settings.background_compact != "on":
-            self.background.drop("BACKGROUND_COMPACT is off")
-            return None
-        return self.background.usable(messages, self.prompt_key)
+        return self.prepared.current(messages)
 
     def after_reply(self, sent: list[dict], messages, final: bool = True) -> None:
-        """A model call answered (`final`: without tool calls — the turn ends, the person reads and types).
-        Past PREPARE_AT of the limit, start summarizing the history as it was sent (`sent`: it ends where
-        the reply begins, so no tool round is cut and the cache holds it), so that it is ready when it is
-        needed and covers as much as it can:
-          - at a turn's end, when the next turns, adding as much as the last ones, would pass the limit
-            (schedule.py) — the person's pause hides the summary; the next turn applies it first if that
-            turn alone would pass the limit, else at the limit; a ready one is made again at a turn's
-            end when more than REFRESH_SHARE of the limit came after it and the next turn will apply it;
-          - inside a turn, once the context, growing as fast as over this turn's last calls, would reach
-            the limit within about the time a summary takes."""
-        self.collect()
-        size = self.measure(messages)
-        self.schedule.answered(size, time.monotonic(), final)
-        if (self.settings.background_compact != "on" or not self.auto_enabled or self.breaker.failed_this_turn
-                or not sent or sent[-1].get("role") != "user"):
-            return
-        if (size < self.settings.prepare_at * self.limit or estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS
-                or final and not self.prepare_between_turns):
-            return
-        if final and not self.schedule.due_between_turns(size, self.limit):
-            return
-        prep = self._prepared(messages)
-        if prep is not None:                           # one at a time
-            uncovered = size - estimate_tokens(list(prep.snapshot), self.system, self.tools)
-            if not (final and prep.ready and uncovered > REFRESH_SHARE * self.limit
-                    and self.schedule.turn_would_pass(size, self.limit)):    # made again only for the turn
-                return                                                       # that will apply it
-            self.background.drop("a newer snapshot is prepared")
-        elif not final and not self.schedule.due_in_turn(size, self.limit, self.background.typical_seconds()):
-            return
-        s, window = self.settings, self.window.tokens
-        job = SummaryJob(self.summarize, workspace=self.workspace, system=self.system, tools=self.tools,
-                         window=window, max_input_tokens=input_budget(window, s.summary_max_tokens), measured=size,
-                         trigger=f"prepared in the background at {size:,} tokens, for the limit {self.limit:,}")
-        self.background.start(sent, self.prompt_key, job, self.background_summarize)
+        """A model call answered: start preparing a summary if one is due (prepared.py)."""
+        self.prepared.after_reply(sent, messages, final)
 
-    def _clear_seen(self, messages: list[dict], start: int, end: int, why: str) -> tuple[list[dict], int]:
-        """(history, count): the tool results in messages[start:end] the model has seen cleared to pointers
-        to their saved copies (cut.py) — after the snapshot of a summary prepared in the background
-        (`start`) up to the recent work (`end`, recent.py): what no summary covers. Kept whole, all of it
-        would be written to the prompt cache again after the summary and sent in every later request
-        (+18 % to +36 % billed input in bench/background.py); the recent work the model would read again."""
-        return clear_to_pointers(messages, seen_between(messages, start, end), self.workspace, self.continuity,
-                                 self.emit, why)
-
-    def _cut(self, messages: list[dict], why: str) -> tuple[list[dict], int]:
-        """The limit is reached while the summary is prepared: clear the seen results of the older work
-        (all at once), and when the window has no room still, the recent work's too, oldest first, down
-        to the room (cut.py)."""
-        recent = recent_start(messages, self.recent_budget)
-        out, count = clear_to_pointers(messages, seen_between(messages, 0, recent), self.workspace, self.continuity,
-                                       self.emit, why)      # all of the older work at once: the prompt cache is
-        #                                                     written again once, not at every call past the limit
-        if self.measure(out) > self.room:          # (positions are unchanged: clearing moves no message)
-            picks = picks_to_target(out, self.room, self.measure, recent)
-            out, more = clear_to_pointers(out, picks, self.workspace, self.continuity, self.emit,
-                                          why + ", the window being full")
-            count += more
-        return out, count
+    def _cut(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
+        return self.prepared.hold(messages, prep, why)
 
     def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
                why: str = "") -> list[dict]:
-        """Put the prepared summary in place of what it covers (waiting for it if it is in flight); what
-        follows keeps its calls, and its results the model has seen become pointers (`_clear_seen`).
-        Still over the limit: the blocking summary tops it up. It failed: as a blocking summary that failed."""
-        waited = 0.0
-        if not prep.done.is_set():
-            self.emit(SummaryWait(prep.started))
-            begun = time.monotonic()
-            self.background.wait(prep, lambda _started: None)
-            waited = time.monotonic() - begun
-            self.collect()
-            if prep.text is None:
-                return self._fallback(out)
-        if self.hooks:        # PreCompact fires as the prepared summary goes in (it cannot change it any more)
-            added, refused = self.hooks.pre_compact("auto", "")
-            if refused is not None or added:
-                self.background.drop("a PreCompact hook " + ("blocked it" if refused is not None else "added instructions"))
-                return self._hooked_instead(out, messages, measured, refused, added)
-        base = out if covers(prep.snapshot, out) else messages if covers(prep.snapshot, messages) else None
-        if base is None:
-            self.background.drop("the history it covers changed")
-            return self._summarize(out, "", AUTO, measured=measured, sent=messages, hooked=bool(self.hooks))
-        note_transcript(self.continuity, prep.transcript, self.emit, prep.header)
-        recent = recent_start(base, self.recent_budget)
-        keep_from = min(prep.n, recent)         # the recent work stays whole, in the snapshot's part too
-        try:
-            new, _ = summarized_history(base, keep_from, prep.text or "", prep.transcript, self.continuity,
-                                        self.system, self.tools,    # smaller than what it summarized (a part
-                                        estimate_tokens(list(prep.snapshot) + base[prep.n:],  # cleared while
-                                                        self.system, self.tools))             # it was written)
-        except SummaryFailed as exc:
-            self.background.drop(str(exc))
-            self._count_failure(AUTO, exc)
-            return self._fallback(out)
-        self.background.applied(prep)
-        if self.hooks:
-            self.hooks.post_compact("auto", prep.text or "")
-        shift = 1 - keep_from                   # base index → index in `new` (the summary message is first)
-        new, _ = self._clear_seen(new, prep.n + shift, recent + shift, "no summary covers")  # after the snapshot,
-        # before the recent work
-        after = estimate_tokens(new, self.system, self.tools)
-        uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
-                        and result_text(b).startswith(PLACEHOLDER_PREFIX))
-        try:
-            finish_transcript(own_path(prep.transcript, self.workspace), tokens_before=measured, tokens_after=after)
-        except OSError:
-            pass                           # the header keeps tokens_after null
-        self.breaker.succeeded()
-        self.meter.forget()
-        ago = time.monotonic() - (prep.finished or time.monotonic())
-        made = "from the session log" if prep.restored else f"prepared in {prep.seconds:.1f} s, {ago:.0f} s ago"
-        wait = f" · waited {waited:.1f} s" if waited >= 0.05 else ""
-        self.emit(Compaction(CompactionKind.COMPACTED, f"[{AUTO.label} applied: {measured:,} → {after:,} tokens · "
-                             f"{made}{wait}]" + (f" ({why})" if why else ""),
-                             {"before": measured, "after": after, "transcript": prep.transcript,
-                              "header": {**prep.header, "tokens_before": measured, "tokens_after": after},
-                              "prepared_seconds": prep.seconds, "waited": waited, "covered": prep.n,
-                              "uncovered": uncovered}))
-        if base is not out:                # the history as sent: the cheap layers run on the result
-            new = self.cheap_layers(new)
-        size = self.measure(new)
-        if self.limit < size <= self.room:  # the next summary is prepared after the next answer (past the
-            return new                      # limit, it is due at once): nobody waits for a top-up
-        if size > self.limit:              # the part after the snapshot alone is too big: top it up
-            self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {self.limit:,} tokens after the "
-                                       "prepared summary"))
-            return self._summarize(new, "", AUTO, measured=size)
-        return new
+        return self.prepared.apply(prep, out, messages, measured, why)
 
     def _summarize(self, messages: list[dict], focus: str, kind: CompactionKind, measured: int | None = None,
                    scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None,

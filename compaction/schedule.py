@@ -1,8 +1,9 @@
 """When a summary is prepared in the background (background.py) and when a ready one goes in: how fast
 the context grows inside a turn, how much a turn adds, and the rules that read them.
 
-    inside a turn    (time, size) after the last GROWTH_POINTS model calls → tokens per second;
-                     a summary is due once the limit is MARGIN × a summary's time away
+    inside a turn    the size after each of the last GROWTH_POINTS model calls → what one call adds;
+                     a summary is due once CALLS_AHEAD calls adding as much as the largest would pass
+                     the limit (it then covers nearly all, from the history the prompt cache holds)
     from turn to turn  the tokens each of the last TURNS_REMEMBERED turns added (what a compaction took
                      out is not deducted) → the next turn is expected to add as much as the largest;
                      at a turn's end a summary is due when LOOKAHEAD_TURNS such turns would pass the
@@ -15,8 +16,8 @@ each new turn (`begin_turn`); the schedule never sees the history itself.
 from __future__ import annotations
 
 GROWTH_POINTS = 6           # the last model calls whose sizes give how fast the context grows
-MARGIN = 1.2                # inside a turn, start a summary this many summary-times before the limit
-FIRST_SUMMARY_GUESS = 20.0  # seconds a summary takes, until one was timed
+CALLS_AHEAD = 2             # inside a turn, start a summary when this many calls like the last ones would pass
+                            # the limit (one is too few: the next result may be larger than the last ones)
 TURNS_REMEMBERED = 3        # the next turn is expected to grow the context as much as the largest of these
 LOOKAHEAD_TURNS = 2         # at a turn's end, prepare when this many such turns would pass the limit (a turn
                             # larger than the last ones must not find nothing prepared)
@@ -64,12 +65,10 @@ class Schedule:
     def due_between_turns(self, size: int, limit: int) -> bool:
         return self.turn_would_pass(size, limit, LOOKAHEAD_TURNS)
 
-    def due_in_turn(self, size: int, limit: int, took: float | None) -> bool:
-        """Would the context reach the limit within MARGIN × a summary's time (`took`, None before one was
-        timed), growing as it did over this turn's last calls? (Nothing measured yet: would a turn like
-        the last ones pass it?)"""
-        (t0, n0), (t1, n1) = self.growth[0], self.growth[-1]
-        if t1 - t0 <= 0 or n1 <= n0:
+    def due_in_turn(self, size: int, limit: int) -> bool:
+        """Would the next CALLS_AHEAD calls pass the limit, each adding as much as the largest of this turn's
+        last calls? (Nothing measured yet: would a turn like the last ones pass it?)"""
+        steps = [n1 - n0 for (_, n0), (_, n1) in zip(self.growth, self.growth[1:]) if n1 > n0]
+        if not steps:
             return len(self.growth) < 2 and self.turn_would_pass(size, limit)
-        to_limit = (limit - size) / ((n1 - n0) / (t1 - t0))
-        return to_limit <= MARGIN * (FIRST_SUMMARY_GUESS if took is None else took)
+        return size + CALLS_AHEAD * max(steps) > limit

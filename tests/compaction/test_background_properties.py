@@ -146,7 +146,8 @@ def test_a_prepared_summary_applied_to_a_grown_history_is_the_blocking_compactio
     keep.tool_done(reply_call, "a.py\nb.py\n", False)
     play(after, history, keep, calls_made)
     ref_keep, ref_history = copy.deepcopy(keep), copy.deepcopy(history)     # for the blocking reference
-    limit = max(1_000, estimate_tokens(history) - 1)        # over the limit only once it grew: applied then
+    limit = max(1_000, min(estimate_tokens(history) - 1,     # over the limit only once it grew: applied then;
+                           2 * estimate_tokens(snapshot + [reply])))   # near enough for a summary to be due
     s = Settings(context_limit=limit, context_window=200_000, snip_max_messages=10_000, persist_threshold=10 ** 7,
                  round_budget=10 ** 8, micro_clear_at_least=10 ** 8, user_messages_budget=10 ** 6,
                  ledger_budget=10 ** 6, prepare_at=0.05, background_compact="on",

@@ -7,7 +7,8 @@ while it is still being written — the Compactor alone, with a summarizer the t
     has room; past that the results the model has seen are cleared to pointers, oldest first (saved to
     disk), and the summary is applied once ready;
   - applied: what came after its snapshot keeps its calls, and their results the model has seen are
-    pointers (no summary covers them); the round the model has not seen stays whole.
+    pointers (no summary covers them); the round the model has not seen stays whole;
+  - inside a turn it starts two calls before the limit, however fast the calls come.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import threading
 from compaction import Compactor
 from compaction.micro import clear_saving
 from compaction.recent import recent_start
+from compaction.prepared import held_picks
+from compaction.schedule import Schedule
 from compaction.boundaries import result_text
 from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX
 from config import Settings
@@ -282,3 +285,24 @@ def test_a_result_that_only_mentions_a_saved_output_is_saved_itself(tmp_path):
     cleared = result_text(out[2]["content"][0])
     assert count == 1 and cleared.endswith(f"saved at {output['path']}") and "other.txt" not in cleared
     assert (tmp_path / output["path"]).read_text(encoding="utf-8") == text
+
+
+def test_inside_a_turn_it_starts_two_calls_before_the_limit_however_fast_the_calls_come():
+    schedule = Schedule()
+    schedule.begin_turn()
+    for second, size in enumerate(range(20_000, 32_001, 2_000)):   # 2,000 tokens a second, 2,000 a call
+        schedule.answered(size, float(second), final=False)
+    assert not schedule.due_in_turn(32_000, 50_000)      # ten calls away: a summary now would leave out ten
+    for second, size in enumerate(range(34_000, 46_001, 2_000), start=7):
+        schedule.answered(size, float(second), final=False)
+        assert schedule.due_in_turn(size, 50_000) == (size + 2 * 2_000 > 50_000)
+
+
+def test_held_picks_are_the_seen_results_the_snapshot_holds_before_the_recent_work():
+    messages: list[dict] = [user("read")]
+    for n in range(5):
+        read_round(messages, n)                 # results at 2, 4, 6, 8, 10; the last one not seen
+    assert held_picks(messages, covered=7, recent=9) == {(2, 0), (4, 0), (6, 0)}
+    assert held_picks(messages, covered=7, recent=5) == {(2, 0), (4, 0)}      # the recent work: never
+    assert held_picks(messages, covered=11, recent=11) == {(2, 0), (4, 0), (6, 0), (8, 0)}   # nor the unseen round
+
