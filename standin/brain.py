@@ -217,7 +217,7 @@ def restatement(messages: list[dict], budget: int) -> str:
     for line in "\n".join(lines).split("\n"):
         cost = text_tokens(line + "\n")
         if used + cost > budget:
-            words = []
+            words: list[str] = []
             for word in line.split(" "):
                 if used + text_tokens(" ".join(words + [word]) + "\n") > budget:
                     break
