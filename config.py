@@ -50,6 +50,7 @@ def process_environ() -> dict[str, str]:
     return {**os.environ, **_handed_over}
 APPROVAL_MODES = ("default", "auto_edit", "yolo", "plan")
 SANDBOX_MODES = ("read-only", "workspace", "off")
+MIN_CONTEXT_WINDOW = 4_096     # the smallest CONTEXT_WINDOW s08 works in (compaction/room.py says why)
 PREVIEW_CHARS = 2_000      # head + tail kept in the context of anything saved to disk instead (outputs, inputs)
 BASH_TIMEOUT = 120.0       # seconds before a bash command's process group is killed
 # What a workspace's `.env` (a file a cloned repository ships) may set: each setting's `folder` rule below.
@@ -95,7 +96,7 @@ class Settings:
     s08_history_file: str = _field("~/.s08_history", "where the prompt's input history is kept", folder="ask")
     # --- compaction (see compaction/) ---
     context_limit: int = _field(50_000, "tokens of context that trigger compact_history", "int", 1000, folder="lower")
-    context_window: int = _field(200_000, "the model's context window in tokens", "int", 1000, folder="lower")
+    context_window: int = _field(200_000, "the model's context window in tokens", "int", MIN_CONTEXT_WINDOW, folder="lower")
     keep_recent: int = _field(3, "newest tool results micro_compact keeps whole", "int", 0, folder="lower")
     persist_threshold: int = _field(30_000, "chars above which one tool output goes to .task_outputs", "int", 500,
                                     folder="lower")

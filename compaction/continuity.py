@@ -14,8 +14,9 @@ puts these blocks in the message that stands where the removed ones were, so eve
 (within USER_MESSAGES_BUDGET) and every path the tools touched (within LEDGER_BUDGET) stays in the
 history the model sees — after any number of compactions, and after a resume (the session log
 records both; see session/log.py). Both budgets shrink with a small CONTEXT_LIMIT (to 40% and 10% of it;
-the defaults, 20,000 and 4,000, are exactly that at the default 50,000), so what is kept never
-crowds out the conversation it is kept for.
+the defaults, 20,000 and 4,000, are exactly that at the default 50,000) and with a small window (to 15%
+and 5% of it; the skills to 5%), so what is kept never crowds out the conversation it is kept for. A cut
+that must fit the window (room.py) gives them only the room it has left (`blocks_for_cut(room=…)`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ USER_MESSAGES_BUDGET, LEDGER_BUDGET = 20_000, 4_000     # tokens (defaults = con
 USER_SHARE, LEDGER_SHARE = 0.4, 0.1      # the budgets are at most these shares of CONTEXT_LIMIT
 SKILL_KEEP = 5_000                       # tokens of each loaded skill re-attached (default = config.py's)
 SKILL_SHARE = 0.2                        # all re-attached skills together: at most this share of CONTEXT_LIMIT
+USER_WINDOW_SHARE, LEDGER_WINDOW_SHARE, SKILL_WINDOW_SHARE = 0.15, 0.05, 0.05   # and of the window: at 4,096
+                                         # tokens about 600, 200 and 200 (no change at 200,000)
 MAX_SKILL_CHARS, MAX_SKILLS_KEPT = 256 * 1024, 200     # what a session log may bring back (a SKILL.md's bounds)
 SKILL_LABEL = "[skill {name}, loaded earlier: its instructions, kept by s08 through compaction]\n"
 
@@ -48,13 +51,15 @@ class Continuity:
         self.skills_budget = int(USER_MESSAGES_BUDGET / USER_SHARE * SKILL_SHARE)
         self.on_record: Callable[[dict], None] | None = None
 
-    def use_settings(self, settings, limit: int | None = None) -> None:
-        """The budgets, for CONTEXT_LIMIT or the `limit` in use (lower under a window the API stated)."""
+    def use_settings(self, settings, limit: int | None = None, window: int | None = None) -> None:
+        """The budgets, for CONTEXT_LIMIT or the `limit` in use (lower under a window the API stated), and
+        for the `window` (a small one leaves little beside the system prompt, the tools and the answer)."""
         limit = limit or settings.context_limit
-        self.user_budget = min(settings.user_messages_budget, int(limit * USER_SHARE))
-        self.ledger_budget = min(settings.ledger_budget, int(limit * LEDGER_SHARE))
+        window = window or getattr(settings, "context_window", None) or limit * 4
+        self.user_budget = min(settings.user_messages_budget, int(limit * USER_SHARE), int(window * USER_WINDOW_SHARE))
+        self.ledger_budget = min(settings.ledger_budget, int(limit * LEDGER_SHARE), int(window * LEDGER_WINDOW_SHARE))
         self.skill_keep = getattr(settings, "skill_keep", SKILL_KEEP)
-        self.skills_budget = int(limit * SKILL_SHARE)
+        self.skills_budget = min(int(limit * SKILL_SHARE), int(window * SKILL_WINDOW_SHARE))
 
     def connect(self, on_record: Callable[[dict], None] | None) -> None:
         """Where records go (the session log)."""
@@ -80,17 +85,18 @@ class Continuity:
         if self.on_record is not None:
             self.on_record({"t": "skill", "name": name, "body": body})
 
-    def skill_blocks(self, seen: str = "") -> list[dict]:
+    def skill_blocks(self, seen: str = "", budget: int | None = None) -> list[dict]:
         """One text block per loaded skill (its body up to skill_keep tokens), except those `seen` shows;
-        all of them within skills_budget, the latest loaded first (a model that loads every skill of a
-        repository cannot fill the window with them); the rest are named in one line."""
+        all of them within skills_budget (or `budget`, when smaller), the latest loaded first (a model that
+        loads every skill of a repository cannot fill the window with them); the rest are named in one line."""
         out, used, left = [], 0, []
+        skills_budget = self.skills_budget if budget is None else min(budget, self.skills_budget)
         for name, body in reversed(self.skills.items()):
             kept = body.strip()
             if self.skill_keep <= 0 or (seen and json.dumps(kept[:2000], ensure_ascii=False)[1:-1] in seen):
                 continue
             tokens = estimate_text(kept)
-            keep = min(self.skill_keep, self.skills_budget - used)
+            keep = min(self.skill_keep, skills_budget - used)
             if keep < min(tokens, self.skill_keep) and keep < 200:
                 left.append(name)
                 continue
@@ -110,15 +116,26 @@ class Continuity:
         self.ledger.note_saved(path, what, self.turn)
 
     # ---- what a cut keeps ----------------------------------------------------------------------
-    def blocks_for_cut(self, kept: list[dict], transcript: str, only_unseen: bool = False
-                       ) -> tuple[list[dict], list[int]]:
+    def blocks_for_cut(self, kept: list[dict], transcript: str, only_unseen: bool = False,
+                       room: int | None = None) -> tuple[list[dict], list[int]]:
         """(blocks, moved): the ledger and the carried messages for a cut whose messages are saved in
         `transcript`; `moved` goes to `commit` once the cut is kept. `only_unseen` (a snip): the ledger
-        lists only what `kept` does not show (a summary gets the whole ledger)."""
-        carried, moved = self.typed.carry(kept, self.user_budget, transcript)
+        lists only what `kept` does not show (a summary gets the whole ledger). `room`: all the blocks
+        together within about these tokens (a cut that must fit a small window, room.py) — the ledger in
+        at most a quarter, the person's messages in what is left (within their budget), then the skills."""
         seen = json.dumps(kept, ensure_ascii=False) if only_unseen else ""
-        ledger = self.ledger.render(self.ledger_budget, [transcript], self.turn, seen)
-        skills = self.skill_blocks(json.dumps(kept, ensure_ascii=False) if only_unseen else "")
+        if room is None:
+            carried, moved = self.typed.carry(kept, self.user_budget, transcript)
+            ledger = self.ledger.render(self.ledger_budget, [transcript], self.turn, seen)
+            skills = self.skill_blocks(seen)
+        else:
+            ledger = self.ledger.render(min(self.ledger_budget, room // 4), [transcript], self.turn, seen)
+            left = room - (estimate_text(ledger) + 3 if ledger else 0)
+            user_budget = max(1, min(self.user_budget, left - 3 * (len(self.typed) + 2)))   # 1: no room, yet
+            carried, moved = self.typed.carry(kept, user_budget if self.user_budget > 0 else 0, transcript)
+            # the line that counts the messages left out, and where they are whole
+            left -= sum(estimate_text(b["text"]) + 3 for b in carried)
+            skills = self.skill_blocks(seen, max(0, left))
         return ([{"type": "text", "text": ledger}] if ledger else []) + skills + carried, moved
 
     def commit(self, moved: list[int], transcript: str) -> None:

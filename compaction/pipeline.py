@@ -71,9 +71,10 @@ from .continuity import Continuity
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
 from .cut import clear_to_pointers, picks_to_target, seen_between
-from .fallback import cut_without_model
+from .fallback import FALLBACK_SHARE, cut_without_model
 from .micro import MicroCompact
 from .recent import recent_budget, recent_start
+from .room import answer_room, fit_target, make_room, no_room
 from .schedule import Schedule
 from .snip import SnipCompact
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
@@ -112,6 +113,7 @@ class Compactor:
         self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
         self.silences = 0               # empty answers in a row
         self.cold_turn = False
+        self.no_room_said = False       # the one line that the system prompt and tools leave no room was said
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
         self.window = Window(settings.context_limit, settings.context_window)
@@ -129,7 +131,7 @@ class Compactor:
         self.settings = settings
         self.layers: tuple[Layer, ...] = tuple(layer.from_settings(settings) for layer in LAYERS)
         self.window.limit_setting, self.window.window_setting = settings.context_limit, settings.context_window
-        self.continuity.use_settings(settings, self.limit)
+        self.continuity.use_settings(settings, self.limit, self.window.tokens)
 
     @property
     def failures(self) -> int:
@@ -145,7 +147,13 @@ class Compactor:
 
     @property
     def limit(self) -> int:
-        return self.window.limit
+        """Where the summary starts: the window's limit, but never past what a request may measure."""
+        return min(self.window.limit, self.fit_target)
+
+    @property
+    def fit_target(self) -> int:
+        """What a request (system, tools, history) may measure: the window less the answer's room (room.py)."""
+        return fit_target(self.window.tokens, self.settings.max_tokens)
 
     @property
     def room(self) -> int:
@@ -197,7 +205,7 @@ class Compactor:
         """The API stated its window: use it for the rest of the session, and say so once."""
         if not self.window.learn(maximum):
             return
-        self.continuity.use_settings(self.settings, self.limit)
+        self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
         if self.on_window is not None and self.window.learned:
             self.on_window(self.window.learned)
         if not quiet:
@@ -230,8 +238,9 @@ class Compactor:
         return out
 
     def prepare(self, messages: list[dict]) -> list[dict]:
-        """Run the four layers; returns the history to send (the input is never mutated)."""
-        out = self._prepare(messages)
+        """Run the four layers; returns the history to send (the input is never mutated), cut to fit the
+        window with room for the answer whatever they did (`fit`)."""
+        out = self.fit(self._prepare(messages))
         self.schedule.last_size = self.measure(out)
         return out
 
@@ -488,7 +497,31 @@ class Compactor:
     def _fallback(self, messages: list[dict]) -> list[dict]:
         """No model: cut without it (fallback.py)."""
         out, self.snip_transcript = cut_without_model(messages, self.settings, self.workspace, self.continuity,
-                                                      self.snip_transcript, self.emit, self.system, self.tools)
+                                                      self.snip_transcript, self.emit, self.system, self.tools,
+                                                      int(self.limit * FALLBACK_SHARE))
+        return out
+
+    def fit(self, messages: list[dict], scale: float | None = None) -> list[dict]:
+        """The last step of every path (prepare, compact, reactive): the history cut until the request
+        fits the window with room for the answer (room.py), whatever the summary did. `scale`: how much
+        the endpoint's count exceeds s08's estimate (default: the largest it said). When the system prompt
+        and tools alone leave no room, one line says so (once)."""
+        scale = max(1.0, self.api_scale if scale is None else scale)
+        target = self.fit_target
+
+        def measure(history: list[dict]) -> int:
+            return int(self.measure(history) * scale)
+
+        if measure(messages) <= target:
+            return messages
+        out = make_room(messages, target, measure, self.workspace, self.continuity, self.emit, self.settings)
+        if out is not messages:
+            self.meter.forget()
+        fixed = int(estimate_tokens([], self.system, self.tools) * scale)
+        if measure(out) > target and fixed > target - answer_room(self.window.tokens, self.settings.max_tokens) \
+                and not self.no_room_said:
+            self.no_room_said = True
+            self.emit(Notice(no_room(fixed, self.window.tokens, self.settings.max_tokens), "warning"))
         return out
 
     # ---- on request ------------------------------------------------------------------
@@ -498,7 +531,8 @@ class Compactor:
         self.collect()
         self.background.drop("a manual compact summarized the history")
         self.breaker.reset()
-        return self._summarize(messages, focus, MANUAL, why=("manual", "compact" + (f", focus: {focus}" if focus else "")))
+        return self.fit(self._summarize(messages, focus, MANUAL,
+                                        why=("manual", "compact" + (f", focus: {focus}" if focus else ""))))
 
     def reactive(self, messages: list[dict], counted: int | None = None, maximum: int | None = None,
                  why: str = "") -> list[dict]:
@@ -517,7 +551,7 @@ class Compactor:
         if prep is not None:
             applied = self._apply(prep, messages, messages, counted or estimate)
             if not maximum or estimate_tokens(applied, self.system, self.tools) * scale < maximum:
-                return applied
+                return self.fit(applied)
             messages = applied
-        return self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum,
-                               why=("reactive", f"prompt is too long{said}"))
+        return self.fit(self._summarize(messages, "", REACTIVE, scale=scale, stated=maximum,
+                                        why=("reactive", f"prompt is too long{said}")))

@@ -39,6 +39,8 @@ MAX_REACTIVE_RETRIES = 1
 CLIP_STEPS = (20_000, 4_000, 1_000, 200)   # when shortening, one block keeps at most this much (head + tail)
 WINDOW_MARGIN = 1_000
 MIN_SUMMARIZABLE_TOKENS = 400              # less than this before the kept tail: not worth a model call
+MIN_HEAD_TOKENS = 200                      # a summary cut down to fit keeps at least this
+HEAD_SLACK = 20                            # tokens a summary cut down to fit stays under what it replaces
 
 SUMMARY_INSTRUCTION = """<summary-request>
 Summarize the conversation above so that the work can continue from your summary alone; the full
@@ -113,6 +115,16 @@ def _clip(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}\n[... {len(text) - limit:,} chars left out of this summary request ...]\n{text[-half:]}"
+
+
+def _shortened_summary(text: str, limit: int) -> str:
+    """A summary too long for the room a small window leaves: its head and tail (the history it covers
+    is whole in its transcript)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return (f"{text[:half]}\n[… {len(text) - limit:,} characters of this summary left out to fit the model's "
+            f"window …]\n{text[-half:]}")
 
 
 def _clip_message(message: dict, limit: int) -> dict:
@@ -249,14 +261,26 @@ def summarized_history(messages: list[dict], keep_from: int, text: str, transcri
     messages[keep_from:] stay as they are. SummaryFailed when that is not smaller; else the continuity
     records the cut (`commit`)."""
     before = estimate_tokens(messages, system, tools) if before is None else before
-    extra, moved = keep.blocks_for_cut(messages[keep_from:], transcript)
-    content = [{"type": "text", "text": f"{COMPACTED_PREFIX} The conversation so far was summarized to save "
-                                        f"context; all of it is in {transcript} (read_file or grep it when you "
-                                        "need exact details). After the summary: s08's work ledger and the "
-                                        "user's own messages, which s08 keeps itself."},
-               {"type": "text", "text": SUMMARY_PREFIX + text}] + extra
-    new = [{"role": "user", "content": content}] + messages[keep_from:]
-    after = estimate_tokens(new, system, tools)
+    tail = messages[keep_from:]
+
+    def built(text: str, extra: list[dict], cut: bool = False) -> tuple[list[dict], int]:
+        content = [{"type": "text", "text": f"{COMPACTED_PREFIX} The conversation so far was summarized to save "
+                                            f"context; all of it is in {transcript} (read_file or grep it when you "
+                                            "need exact details). After the summary: s08's work ledger and the "
+                                            "user's own messages, which s08 keeps itself"
+                                            + (", cut down to fit the model's window." if cut else ".")},
+                   {"type": "text", "text": SUMMARY_PREFIX + text}] + extra
+        new = [{"role": "user", "content": content}] + tail
+        return new, estimate_tokens(new, system, tools)
+
+    extra, moved = keep.blocks_for_cut(tail, transcript)
+    new, after = built(text, extra)
+    if after >= before:       # what rides along is most of the history (a small window): the summary's
+        replaced = before - estimate_tokens(tail, system, tools)      # text gets at most a quarter of what
+        text = _shortened_summary(text, int(max(MIN_HEAD_TOKENS, replaced // 4) * 3.5))     # it replaces, and
+        room = before - built(text, [], True)[1] - HEAD_SLACK               # what rides along the rest (shortened
+        extra, moved = keep.blocks_for_cut(tail, transcript, room=max(0, room))     # with its pointers)
+        new, after = built(text, extra, True)
     if after >= before:
         raise SummaryFailed(f"the summary ({after:,} tokens) is not smaller than the history ({before:,})")
     keep.commit(moved, transcript)

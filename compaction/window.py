@@ -15,8 +15,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from config import MIN_CONTEXT_WINDOW
+
 WINDOW_SHARE = 0.75           # with a learned window, compact at 75% of it
-MIN_WINDOW = 4_096            # a stated window below this is not believed (no model that small could work)
+MIN_WINDOW = MIN_CONTEXT_WINDOW   # a stated window below this is not believed; CONTEXT_WINDOW below it is refused
 CACHE_TTL = 300.0             # seconds the API keeps a (5-minute) cache entry after its last use
 LIFETIMES = {"5m": CACHE_TTL, "prefix": CACHE_TTL, "1h": 3600.0}   # what expires first, per CACHE_TTL mode
 CHARS_PER_TOKEN = 3.5         # to turn a window into characters of ASCII text, roughly

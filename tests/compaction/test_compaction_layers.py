@@ -257,7 +257,6 @@ def test_compact_history_replaces_the_history_and_keeps_requests_verbatim(worksp
 @pytest.mark.parametrize("summarize, reason", [
     (summarizer(""), "empty summary"),
     (summarizer(stop="max_tokens"), "cut off"),
-    (summarizer("x " * 60_000), "not smaller"),
 ])
 def test_failed_summaries_raise_and_keep_the_input(workspace, summarize, reason):
     messages = big_history()
@@ -265,6 +264,17 @@ def test_failed_summaries_raise_and_keep_the_input(workspace, summarize, reason)
     with pytest.raises(SummaryFailed, match=reason):
         compact_history(messages, SummaryJob(summarize, workspace=workspace))
     assert messages == before
+
+
+def test_a_summary_that_is_not_smaller_is_cut_down_not_kept_with_the_history(workspace):
+    messages = big_history()
+    before = copy.deepcopy(messages)
+    out = compact_history(messages, SummaryJob(summarizer("x " * 60_000), workspace=workspace))
+    assert messages == before and valid(out)
+    assert estimate_tokens(out) < estimate_tokens(messages) // 2 + 200
+    texts = user_texts(out)
+    assert any("characters of this summary left out to fit the model's window" in t for t in texts)
+    assert "LATEST: now add tests for it" in texts
 
 
 def test_a_summary_call_error_is_a_failed_summary(workspace):
