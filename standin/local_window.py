@@ -15,7 +15,8 @@ A prompt that fits is answered by `brain`, which sees max_tokens as the room the
 an answer text longer than that room is cut there, with stop_reason max_tokens.
 
 `sizes` holds every prompt size seen, `overflows` those over the window and `cut` those whose answer
-the window cut short, in order (a test asserts on them). Serve it from a StandIn whose own context_window is larger (the default), so that the
+the window cut short; `seen` is every request's (size, "answered" | "over" | "cut"), in order (a test
+asserts on them). Serve it from a StandIn whose own context_window is larger (the default), so that the
 stand-in's Anthropic 400 does not answer first.
 """
 
@@ -39,6 +40,7 @@ class LocalWindow:
         self.sizes: list[int] = []
         self.overflows: list[int] = []
         self.cut: list[int] = []            # prompt sizes whose answer the window cut short
+        self.seen: list[tuple[int, str]] = []
 
     def __call__(self, body: dict) -> dict:
         prompt = count_request_tokens(body)
@@ -46,6 +48,7 @@ class LocalWindow:
             self.sizes.append(prompt)
             if prompt > self.n_ctx:
                 self.overflows.append(prompt)
+                self.seen.append((prompt, "over"))
         if prompt > self.n_ctx:
             if self.overflow == "empty":
                 return {"usage": {"input_tokens": 0, "output_tokens": 0}}
@@ -58,6 +61,10 @@ class LocalWindow:
             reply = {**reply, "text": _cut(text, room), "stop_reason": "max_tokens"}
             with self.lock:
                 self.cut.append(prompt)
+                self.seen.append((prompt, "cut"))
+        else:
+            with self.lock:
+                self.seen.append((prompt, "answered"))
         return reply
 
 

@@ -47,7 +47,7 @@ def test_past_its_window_it_answers_with_silence_or_llama_cpps_400():
     size = count_request_tokens(request)
     silent = LocalWindow(size - 1, Brain())
     assert silent(request) == {"usage": {"input_tokens": 0, "output_tokens": 0}}
-    assert silent.overflows == [size] and silent.sizes == [size]
+    assert silent.overflows == [size] and silent.sizes == [size] and silent.seen == [(size, "over")]
     refusal = LocalWindow(size - 1, Brain(), overflow="error")(request)
     assert refusal["error"] == 400 and refusal["type"] == "exceed_context_size_error"
     stated = overflow(refusal["message"])
@@ -65,9 +65,11 @@ def test_inside_its_window_the_brain_gets_only_the_room_left_and_a_longer_answer
     window = LocalWindow(size + 50, long_answer)
     reply = window(request)
     assert seen == [50] and reply["stop_reason"] == "max_tokens" and text_tokens(reply["text"]) <= 50
-    assert window.cut == [size] and not window.overflows
-    fits = LocalWindow(size + 3_000, Brain())(request)
+    assert window.cut == [size] and not window.overflows and window.seen == [(size, "cut")]
+    roomy = LocalWindow(size + 3_000, Brain())
+    fits = roomy(request)
     assert "stop_reason" not in fits and fits["text"].startswith("You said: what failed?")
+    assert roomy.seen == [(size, "answered")]
 
 
 def test_served_over_http_silence_is_an_empty_answer():
