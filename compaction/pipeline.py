@@ -49,7 +49,9 @@ seen): a summary keeps it after the summary message, pointers stop before it, mi
 it; only a window with no room clears it (`_cut`, cut.py). The parts the Compactor orchestrates, each
 named for its decision: recent.py (what must stay), cut.py (how to cut to a target), schedule.py (when
 to prepare a summary), breaker.py (when automatic summaries stop), fallback.py (the cut without the
-model), background.py and summary.py (making a summary).
+model), background.py and summary.py (making a summary), room.py (what a request must fit, and the cut
+that makes it fit: `fit`, the last step of prepare, compact and reactive — whatever the summary did, the
+request fits the window with room for the answer; the limit never passes what a request may measure).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ from .cut import clear_to_pointers, picks_to_target, seen_between
 from .fallback import FALLBACK_SHARE, cut_without_model
 from .micro import MicroCompact
 from .recent import recent_budget, recent_start
-from .room import answer_room, fit_target, make_room, no_room
+from .room import ROOM_GOAL, answer_room, fit_target, make_room, no_room
 from .schedule import Schedule
 from .snip import SnipCompact
 from .summary import (MIN_SUMMARIZABLE_TOKENS, Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
@@ -514,7 +516,8 @@ class Compactor:
 
         if measure(messages) <= target:
             return messages
-        out = make_room(messages, target, measure, self.workspace, self.continuity, self.emit, self.settings)
+        out = make_room(messages, int(target * ROOM_GOAL), measure, self.workspace, self.continuity, self.emit,
+                        self.settings)
         if out is not messages:
             self.meter.forget()
         fixed = int(estimate_tokens([], self.system, self.tools) * scale)

@@ -56,6 +56,8 @@ MIN_WINDOW = MIN_CONTEXT_WINDOW   # the smallest window s08 accepts (see above);
 MIN_ANSWER_ROOM = 512             # the answer never gets less than this
 ANSWER_SHARE = 1 - WINDOW_SHARE   # nor more than this share of the window (8,000 of 200,000; 1,024 of 4,096)
 ROOM_KIND = "room"                # the transcript kind of the messages a cut moved out to make room
+ROOM_GOAL = 0.8                   # a history that must be cut is cut to this share of the target: the next
+                                  # short question fits without another cut (and another summary call)
 CARRY_SHARE = 0.75                # a cut keeps up to this share of what the window leaves the history for
                                   # what rides along (the person's messages, the ledger, the skills)
 MIN_CLIP_CHARS = 200              # a text is never clipped below this (head + tail)

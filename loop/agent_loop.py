@@ -30,6 +30,7 @@ from approvals.policy import Approvals
 from loop.environment import environment_section
 from loop.big_input import fit_input
 from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity, estimate_tokens
+from compaction.room import answer_room
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying
 from messages import INTERRUPTED_MARK, add_user_text, clean_text, close_dangling_tool_uses, text_of
 from messages import blocks as history_blocks
@@ -83,7 +84,7 @@ class Agent:
         self.base_system = self.base_system or (SYSTEM_PROMPT.format(workspace=self.workspace)
                                                 + environment_section(self.workspace))
         self.continuity = self.continuity or Continuity(workspace=self.workspace)
-        self.instructions = load_instructions(self.workspace)
+        self.instructions = load_instructions(self.workspace, self._window())
         self.cache_marks = CacheMarks()
         self.builtin_tools = list(self.tools)     # the MCP servers' part follows (sync_tools)
         if self.secrets is None:
@@ -133,11 +134,15 @@ class Agent:
             self.compactor.meter.forget()
 
     def answer_room(self, messages: list[dict], purpose: str, wanted: int) -> int:
-        """max_tokens for a call: `wanted`, but within a window the endpoint stated (many count the answer's
-        room in the window: "you requested 4847 tokens (747 in the messages, 4100 in the completion)")."""
+        """max_tokens for a call: `wanted`, but within a window the endpoint stated, or a small CONTEXT_WINDOW
+        (many count the answer's room in the window: "you requested 4847 tokens (747 in the messages, 4100 in
+        the completion)")."""
         learned = self.compactor.window.learned
-        if not learned:
-            return wanted
+        if not learned:           # a told window: the request was cut to keep answer_room free (compaction/room.py)
+            window = self.compactor.window.tokens
+            if wanted <= answer_room(window, wanted):
+                return wanted
+            learned = window       # MAX_TOKENS past a quarter of a small window: within what the prompt leaves
         prompt = self.compactor.measure(messages) if purpose == "answer" else \
             estimate_tokens(messages, self.system, self.tools)
         prompt = int(prompt * max(1.1, self.compactor.api_scale)) + 32     # the endpoint counts its own way
@@ -188,6 +193,11 @@ class Agent:
             self.tools = self.builtin_tools + (servers.schemas() if servers is not None else [])
         self.compactor.system, self.compactor.tools = self.system, self.tools
 
+    def _window(self) -> int | None:
+        """The model's window in use (AGENTS.md is cut to a share of a small one: loop/instructions.py)."""
+        compactor = getattr(self, "compactor", None)
+        return compactor.window.tokens if compactor is not None else getattr(self.settings, "context_window", None)
+
     def _emit(self, event) -> None:
         self.emit(event)      # late-bound: the UI may swap `emit` after construction
 
@@ -201,7 +211,7 @@ class Agent:
         """Read AGENTS.md (or CLAUDE.md) again if it changed on disk, and say so."""
         if not instructions_changed(self.instructions, self.workspace):
             return
-        before, self.instructions = self.instructions, load_instructions(self.workspace)
+        before, self.instructions = self.instructions, load_instructions(self.workspace, self._window())
         self.compactor.system = self.system
         self.compactor.meter.forget()
         name = (self.instructions.path or before.path).name

@@ -6,7 +6,9 @@ In the system prompt no compaction layer ever touches them, and the prompt cache
 the standing rules of a project ("never touch legacy/", "tabs in the Makefile") cannot be compacted
 away. The file is the same one Codex, opencode (AGENTS.md) and Claude Code (CLAUDE.md) users already
 keep. A missing file is fine; an unreadable one costs one line; a huge one is cut at MAX_CHARS with
-one line saying so.
+one line saying so. Under a small window it is cut to WINDOW_SHARE of the window (about 1,400
+characters at 4,096 tokens), its head kept and a pointer in its place: "shortened here … whole in
+AGENTS.md" — the model reads the rest with read_file when it needs it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ from pathlib import Path
 
 FILE_NAMES = ("AGENTS.md", "CLAUDE.md")       # the first that exists is used
 MAX_CHARS = 32_000                            # Codex caps its project docs at 32 KiB as well
+WINDOW_SHARE = 0.1                            # and at most this share of the model's window
+CHARS_PER_TOKEN = 3.5
+
+
+def max_chars(window: int | None = None) -> int:
+    """How much of the file goes into the system prompt for a model with this window (tokens)."""
+    return MAX_CHARS if not window else min(MAX_CHARS, int(window * CHARS_PER_TOKEN * WINDOW_SHARE))
 
 
 @dataclass(frozen=True)
@@ -60,7 +69,9 @@ def _open(workspace: Path, path: Path) -> int:
     return fd
 
 
-def load_instructions(workspace: Path) -> Instructions:
+def load_instructions(workspace: Path, window: int | None = None) -> Instructions:
+    """The file's text for the system prompt, within max_chars(window)."""
+    cap = max_chars(window)
     stamp = _stamp(workspace)
     if not stamp:
         return Instructions()
@@ -73,7 +84,13 @@ def load_instructions(workspace: Path) -> Instructions:
                                                "without project instructions", stamp)
     text = raw.decode("utf-8", errors="replace")
     warning = ""
-    if len(text) > MAX_CHARS or stamp[2] > len(raw):
+    if cap < MAX_CHARS and len(text) > cap:
+        total = len(text)
+        text = (text[:cap] + f"\n[… {path.name} is shortened here to fit the model's window: {total - cap:,} of "
+                f"its {total:,} characters are left out; it is whole in {path.name} (read_file it) …]")
+        warning = (f"{path.name} is {stamp[2]:,} bytes; its first {cap:,} characters fit a {window:,}-token window "
+                   "as project instructions, the model reads the rest with read_file")
+    elif len(text) > MAX_CHARS or stamp[2] > len(raw):
         text = text[:MAX_CHARS]
         warning = (f"{path.name} is {stamp[2]:,} bytes; only its first {MAX_CHARS:,} characters are used as "
                    "project instructions")
