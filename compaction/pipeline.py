@@ -94,6 +94,7 @@ REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when
                             # person's pause hides it; earlier, it would be made again at every turn's end)
 WINDOW_ROOM = 0.8          # a prompt past the limit may grow to this share of the window while a summary is prepared
 USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
+MAX_USAGE_SCALE = 2.0               # a usage over s08's estimate scales what must fit the window, up to this
 
 
 class Compactor:
@@ -113,6 +114,7 @@ class Compactor:
         self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
         self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
         self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
+        self.usage_scale = 1.0          # the same, from the usage it reported (a log counts more than prose)
         self.silences = 0               # empty answers in a row
         self.cold_turn = False
         self.no_room_said = False       # the one line that the system prompt and tools leave no room was said
@@ -192,6 +194,8 @@ class Compactor:
                 self.emit(Notice(f"[{self.usage_doubt}]", "warning"))
         else:
             self.meter.observe(messages, usage)
+            if estimate:
+                self.usage_scale = max(self.usage_scale, min(reported / estimate, MAX_USAGE_SCALE))
         self.largest_answered = max(self.largest_answered, self.measure(messages))    # as the next size is measured
         self.silences = 0
         self.cache.used()
@@ -455,8 +459,9 @@ class Compactor:
             if refused is not None:
                 return self._hooked_instead(messages, messages, measured, refused, "", kind)
         s, window = self.settings, min(self.window.tokens, stated or self.window.tokens)
+        budget = int(input_budget(window, s.summary_max_tokens) / self.usage_scale)     # in the endpoint's tokens
         job = SummaryJob(self.summarize, focus=focus, workspace=self.workspace, system=self.system,
-                         tools=self.tools, window=window, max_input_tokens=input_budget(window, s.summary_max_tokens),
+                         tools=self.tools, window=window, max_input_tokens=budget,
                          measured=measured or self.measure(messages), sent=sent, continuity=self.continuity,
                          emit=self.emit, kind=why[0], trigger=why[1], recent_work=self.recent_budget)
         began = time.monotonic()
@@ -508,7 +513,7 @@ class Compactor:
         fits the window with room for the answer (room.py), whatever the summary did. `scale`: how much
         the endpoint's count exceeds s08's estimate (default: the largest it said). When the system prompt
         and tools alone leave no room, one line says so (once)."""
-        scale = max(1.0, self.api_scale if scale is None else scale)
+        scale = max(1.0, self.usage_scale, self.api_scale if scale is None else scale)
         target = self.fit_target
 
         def measure(history: list[dict]) -> int:

@@ -145,7 +145,8 @@ class Agent:
             learned = window       # MAX_TOKENS past a quarter of a small window: within what the prompt leaves
         prompt = self.compactor.measure(messages) if purpose == "answer" else \
             estimate_tokens(messages, self.system, self.tools)
-        prompt = int(prompt * max(1.1, self.compactor.api_scale)) + 32     # the endpoint counts its own way
+        prompt = int(prompt * max(1.1, self.compactor.api_scale, self.compactor.usage_scale)) + 32   # the endpoint
+        #                                                                                  counts its own way
         return max(MIN_ANSWER_ROOM, min(wanted, learned - prompt))
 
     def _ask_plain(self, request: Request, messages: list[dict], err: LLMError, emit: Emit | None) -> ModelReply:

@@ -204,3 +204,26 @@ def test_agents_md_is_shortened_with_a_pointer_at_a_small_window(workspace):
     session = Session(workspace, learned=False)
     system = SYSTEM + small.prompt_section()
     assert estimate_tokens([], system, TOOLS) + ANSWER < WINDOW * 0.75 and session.compactor.limit <= WINDOW
+
+
+def test_the_stuck_session_through_the_stand_in_recovers(app_for, standin, workspace):
+    """The same session in process over real HTTP: a 4,096-token stand-in, CONTEXT_WINDOW=4096, a summary
+    that is a log itself. Every turn answers, no request is refused, and once the endpoint reported a usage
+    (s08's estimate counts a dense log at about 0.7 of the stand-in's count: it scales by the usage from
+    then on) every request fits with its max_tokens."""
+    from standin import count_request_tokens
+    from support.helpers import Model, is_summary_request
+    standin.context_window = WINDOW
+    standin.brain = Model(*[{"text": f"Answer {i}."} for i in range(8)],
+                          summaries=[{"text": "SUMMARY: " + build_log_part(9)}] * 8)
+    app, _events = app_for(context_window=WINDOW)
+    texts = [f"part {n + 1} of the build log:\n{build_log_part(n)}" for n in range(3)] + \
+        ["why did the build fail?", "which module first?", "and now?"]
+    for text in texts:
+        result = app.turn(text)
+        assert result.ok and result.text.startswith("Answer"), result
+    assert not any(a.startswith("400 prompt is too long") for a in standin.answers)
+    sizes = [(count_request_tokens(r), r["max_tokens"], is_summary_request(r)) for r in standin.requests]
+    first = next(i for i, (_n, _m, summary) in enumerate(sizes) if not summary)
+    assert all(n <= WINDOW for n, _m, _s in sizes), sizes
+    assert all(n + m <= WINDOW for n, m, _s in sizes[first + 1:]), sizes
