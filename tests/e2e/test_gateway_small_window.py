@@ -4,8 +4,9 @@ window, which answers a streamed prompt past it with an empty 200 (what llama.cp
 LiteLLM did), and whose summaries restate everything they were given (Brain(summary="restate"): not
 smaller than the history). The person pastes three parts of a build log (~1,200 tokens each), then asks
 short questions: every one gets its answer, and after the first overflow (the window is not known
-before it) no request overflows again. On main before the fix every question after the third part was
-answered with silence, and the session was dead until /clear.
+before it) no request overflows again. Before issue 32's fixes every question after the third part was
+answered with silence ("the summary … is not smaller than the history", "[fallback] nothing more to cut
+without the model"), and the session was dead until /clear.
 """
 
 from __future__ import annotations
