@@ -13,18 +13,27 @@ real tool calls, enough to run the tutorial's experiments by hand:
                                          to a saved copy, or its name in a summary), as a model would
     use the compact tool [focus: ...]    a compact call
     tell me a long story                 a slow streamed answer (try Ctrl-C)
-    a summary request                    a summary built from the conversation it was sent
+    a summary request                    a summary built from the conversation it was sent; with
+                                         Brain(summary="restate") one that restates all of it instead
     anything else                        a short reply listing what it understands
 
 It keeps the plan of the current multi-step request in memory, so it carries
 on correctly after the agent compacts its history. `Brain(label="[demo] ")`
 puts the label in front of every answer (not of summaries), so its replies
 cannot pass for a real model's.
+
+`Brain(summary="restate")` is the small model of issue 32, whose summary is not smaller than the
+history: it restates every text it was given (the typed messages, its answers, the tool calls and
+results), in order, as far as the request's max_tokens allows, and ends there cleanly (end_turn: a
+summary that is merely too big, not one cut off).
 """
 
 from __future__ import annotations
 
+import json
 import re
+
+from .tokens import text_tokens
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 WRITE = re.compile(r"^(?:write|create|写入|写文件|创建)\s*(?:file\s+|文件\s*)?(?P<path>[^\s:：]+)"
@@ -171,6 +180,56 @@ def own_python_files(listing: str) -> list[str]:
     return sorted(files)
 
 
+RESTATE_MARGIN = 16          # tokens a restating summary stays under its max_tokens (so it ends, not cut)
+
+
+def _max_tokens(body: dict) -> int:
+    value = body.get("max_completion_tokens") or body.get("max_tokens") or 0
+    return value if isinstance(value, int) and value > 0 else 1_000
+
+
+def _texts(message: dict) -> list[str]:
+    """Every text of one message, in either dialect: typed text, tool calls, tool results."""
+    content = message.get("content")
+    texts = [content] if isinstance(content, str) else []
+    for b in content if isinstance(content, list) else []:
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "text":
+            texts.append(b.get("text", ""))
+        elif b.get("type") == "tool_use":
+            texts.append(f"{b.get('name')} {json.dumps(b.get('input', {}))}")
+        elif b.get("type") == "tool_result":
+            texts.append(_result_text(b))
+    for call in message.get("tool_calls") or []:          # OpenAI's dialect (behind a gateway)
+        fn = call.get("function") or {} if isinstance(call, dict) else {}
+        texts.append(f"{fn.get('name')} {fn.get('arguments', '')}")
+    return [t for t in texts if isinstance(t, str) and t.strip()]
+
+
+def restatement(messages: list[dict], budget: int) -> str:
+    """Everything `messages` say, restated in order, as far as `budget` tokens (the stand-in's count) go."""
+    lines = ["Everything so far, restated:"]
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") != "system":
+            lines += [f"{m.get('role')}: {t}" for t in _texts(m)]
+    out, used = [], 0
+    for line in "\n".join(lines).split("\n"):
+        cost = text_tokens(line + "\n")
+        if used + cost > budget:
+            words: list[str] = []
+            for word in line.split(" "):
+                if used + text_tokens(" ".join(words + [word]) + "\n") > budget:
+                    break
+                words.append(word)
+            if words:
+                out.append(" ".join(words))
+            break
+        out.append(line)
+        used += cost
+    return "\n".join(out)
+
+
 def _bash(command: str) -> dict:
     return {"tool_calls": [{"name": "bash", "input": {"command": command}}]}
 
@@ -178,8 +237,10 @@ def _bash(command: str) -> dict:
 class Brain:
     """Callable reply source for StandIn(brain=Brain())."""
 
-    def __init__(self, label: str = "", reread: bool = False):
-        self.reread = reread
+    def __init__(self, label: str = "", reread: bool = False, summary: str = "short"):
+        if summary not in ("short", "restate"):
+            raise ValueError(f"summary must be 'short' or 'restate', not {summary!r}")
+        self.reread, self.summary = reread, summary
         self.plan_key: str | None = None
         self.files: list[str] | None = None
         self.listed_with = LIST_TRACKED
@@ -199,6 +260,8 @@ class Brain:
         zh = bool(CJK.search(request))
         results = _pending_results(messages)
         if _summary_requested(messages):
+            if self.summary == "restate":
+                return {"text": restatement(messages[:-1], _max_tokens(body) - RESTATE_MARGIN)}
             return {"text": self._summary(messages)}
         if ("every python file" in low or "all python files" in low or
                 ("python" in low and ("逐个" in request or "每个" in request or "所有" in request))):
