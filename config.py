@@ -360,7 +360,8 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     settings = Settings(**values)
     if settings.context_limit >= settings.context_window:
         warnings.append(f"CONTEXT_LIMIT ({settings.context_limit:,}) is not below CONTEXT_WINDOW "
-                        f"({settings.context_window:,}): compaction would only start after the model refuses")
+                        f"({settings.context_window:,}): compaction starts only when a request would not fit the window "
+                        "with room for the answer")
     if settings.endpoint_problem:
         warnings.append(settings.endpoint_problem)
     return SettingsResult(settings, warnings, sources)
