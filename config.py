@@ -358,7 +358,7 @@ def load_settings(workspace: Path, env_file: Path | None = None,
     if ignored:
         warnings.append(folder_ignored(ignored, user_path))
     settings = Settings(**values)
-    if settings.context_limit >= settings.context_window:
+    if settings.context_limit >= settings.context_window and "CONTEXT_LIMIT" in sources:   # the default follows the window (room.py)
         warnings.append(f"CONTEXT_LIMIT ({settings.context_limit:,}) is not below CONTEXT_WINDOW "
                         f"({settings.context_window:,}): compaction starts only when a request would not fit the window "
                         "with room for the answer")

@@ -185,3 +185,13 @@ def test_a_folder_value_written_another_way_is_judged_as_the_value_it_is(workspa
                                     "KEEP_DAYS=90\nKEEP_DAYS=0\nMAX_TOKENS=8_000_000\nDEMO=TRUE\nBASH_TIMEOUT=1e3\n")
     s = load_settings(workspace, environ=bare(workspace)).settings
     assert (s.context_limit, s.keep_days, s.max_tokens, s.demo, s.bash_timeout) == (50_000, 30, 8000, "auto", 120)
+
+
+def test_a_small_context_window_alone_warns_of_nothing_but_a_limit_past_it_does(workspace):
+    """CONTEXT_WINDOW=8192 with the default CONTEXT_LIMIT: the limit follows the window by itself (compaction
+    starts where a request would no longer fit), so a local-model setup is not told off at every start;
+    a CONTEXT_LIMIT the person set past the window is."""
+    alone = load_settings(workspace, environ={**bare(workspace), "CONTEXT_WINDOW": "8192"})
+    assert not [w for w in alone.warnings if "CONTEXT_LIMIT" in w]
+    past = load_settings(workspace, environ={**bare(workspace), "CONTEXT_WINDOW": "8192", "CONTEXT_LIMIT": "9000"})
+    assert [w for w in past.warnings if "CONTEXT_LIMIT (9,000) is not below CONTEXT_WINDOW (8,192)" in w]
