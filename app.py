@@ -151,6 +151,7 @@ class App:
             covered, tokens = loaded.anchor
             self.agent.compactor.meter.anchor(history, covered, tokens)
         self.agent.compactor.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
+        self.agent.compactor.resume_answered(loaded.answered)
         if loaded.prepared and (loaded.repaired or not self.agent.compactor.background.restore(history, loaded.prepared)):
             history.note({"t": "dropped", "n": loaded.prepared["n"], "why": "the resumed history is not the one "
                           "it summarized"})

@@ -211,7 +211,8 @@ class Compactor:
         overflow = size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size or self.silences > 1
         silent = estimate_tokens(messages, self.system, self.tools) if messages is not None else size
         if overflow:
-            answered = self.largest_estimate if self.largest_estimate < silent else 0
+            answered = self.answered_estimate(size, silent)
+            answered = answered if answered < silent else 0
             if self.window.bound(answered, silent):
                 self.silent_at = silent
                 self._window_changed(f"[the endpoint answered nothing to a prompt s08 estimates at ~{silent:,} "
@@ -219,6 +220,28 @@ class Compactor:
                                      + f": taking its context window as ~{self.window.tokens:,} tokens; "
                                        f"compacting at {self.limit:,}]", quiet=False)
         return overflow
+
+    def answered_estimate(self, size: int, silent: int) -> int:
+        """The largest answered prompt in s08's own estimate. A resumed session answered nothing in this
+        process yet: what its log says was answered (the endpoint's count, resume_answered) is scaled
+        the way the silent prompt's estimate (`silent`) compares with its measure (`size`)."""
+        if self.largest_estimate or not self.largest_answered or size <= 0:
+            return self.largest_estimate
+        return self.largest_answered * silent // size
+
+    def resume_answered(self, tokens: int) -> None:
+        """A resumed session: the largest prompt (and answer) the endpoint answered in it, from the log's
+        usage records. A process that resumes has answered nothing itself; without this its first silence
+        would have nothing to be larger than, and a history grown past the window would stay silent."""
+        self.largest_answered = max(self.largest_answered, tokens)
+
+    def window_cut(self, size: int) -> None:
+        """An answer the window cut off when prompt and answer measured `size` tokens: the window is at
+        most that (at least MIN_WINDOW, window.py's cut), used for the rest of the session and recorded."""
+        if self.window.cut(size):
+            self.silent_at = None
+            self._window_changed(f"[context window is {self.window.tokens:,} tokens for this model; compacting "
+                                 f"at {self.limit:,}]", quiet=False)
 
     def learn_window(self, maximum: int | None, quiet: bool = False, silent: int | None = None) -> None:
         """The API stated its window (or, `silent`, an earlier session learned it from an empty answer at
