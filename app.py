@@ -150,7 +150,8 @@ class App:
         if loaded.anchor:
             covered, tokens = loaded.anchor
             self.agent.compactor.meter.anchor(history, covered, tokens)
-        self.agent.compactor.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
+        if not (loaded.window_silent and self.access.sources.get("CONTEXT_WINDOW")):    # the person's setting wins
+            self.agent.compactor.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
         self.agent.compactor.resume_answered(loaded.answered)
         if loaded.prepared and (loaded.repaired or not self.agent.compactor.background.restore(history, loaded.prepared)):
             history.note({"t": "dropped", "n": loaded.prepared["n"], "why": "the resumed history is not the one "
@@ -280,13 +281,15 @@ class App:
     def _rebuild(self) -> None:
         """New settings: a new model client and what reads the settings; the agent, its tools' context
         and the compactor's state stay."""
-        before_url = self.settings.base_url
+        before_url, before_window = self.settings.base_url, self.settings.context_window
         self._read_settings()
         agent = self.agent
         agent.settings, agent.provider, agent.approvals = self.settings, self._make_model(), self.approvals
         agent.tool_ctx.settings, agent.tool_ctx.secrets = self.settings, self.access.secrets()
         agent.tool_ctx.sandbox = self.sandbox          # rebuilt with the approvals (after a consent), else the same
         agent.compactor.use_settings(self.settings)
+        if self.settings.context_window != before_window and self.access.sources.get("CONTEXT_WINDOW"):
+            agent.compactor.forget_silence()          # set now: the person's window wins over an empty answer's
         if self.settings.base_url != before_url:      # what was learned belongs to the endpoint
             self._adapt_to_endpoint()
         self._add_instructions_warning()

@@ -78,7 +78,7 @@ from .snip import SnipCompact
 from .summary import (Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
                       reactive_compact, summary_of)
 from .tokens import estimate_tokens, usage_tokens
-from .window import CacheClock, Window
+from .window import API_STATED, CacheClock, Window
 
 if TYPE_CHECKING:
     from config import Settings
@@ -234,6 +234,15 @@ class Compactor:
         usage records. A process that resumes has answered nothing itself; without this its first silence
         would have nothing to be larger than, and a history grown past the window would stay silent."""
         self.largest_answered = max(self.largest_answered, tokens)
+
+    def forget_silence(self) -> bool:
+        """The person set CONTEXT_WINDOW (a reloaded .env): it wins over a window an empty answer bounded
+        before, which may have been one glitch (not over one the API stated). True when one was dropped."""
+        if not self.silent_at:
+            return False
+        self.window.learned, self.window.learned_from, self.silent_at = None, API_STATED, None
+        self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
+        return True
 
     def window_cut(self, size: int) -> None:
         """An answer the window cut off when prompt and answer measured `size` tokens: the window is at
