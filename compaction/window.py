@@ -6,8 +6,9 @@
                  vLLM's and SGLang's /v1/models), which replaces CONTEXT_WINDOW unless the person set it;
                  then what the endpoint showed (`learned`, only ever smaller): the maximum the API stated
                  refusing a prompt ("prompt is too long: N tokens > M maximum"), the size of an answer
-                 the window cut off (`cut`, at least MIN_WINDOW), or the bound an empty answer gave (`bound`). A learned window is kept for the session (and for its resume);
-                 a CONTEXT_WINDOW the person sets wins over an empty answer's bound (app.py).
+                 the window cut off (`cut`, at least MIN_WINDOW), or the bound an empty answer gave
+                 (`bound`). A learned window is kept for the session (and for its resume); a
+                 CONTEXT_WINDOW the person sets wins over an empty answer's bound (app.py).
                  A window below CONTEXT_WINDOW brings CONTEXT_LIMIT down to WINDOW_SHARE of it, and
                  the sizes of outputs kept in the context with it.
     CacheClock   when the prompt cache was last used. A turn that starts more than CACHE_TTL later
