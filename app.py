@@ -199,6 +199,7 @@ class App:
     def _read_settings(self) -> None:
         self.settings, self.warnings = self.access.settings(), self.access.result.warnings
         self.settings = with_model_window(self.settings, self.access.sources)     # the window follows the model
+        self.window_source = self.access.sources.get("CONTEXT_WINDOW")          # None: not set by the person
         if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
             self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
                                        parse_allow_list(self.settings.allow_commands), self._allowed_tools())
@@ -281,14 +282,15 @@ class App:
     def _rebuild(self) -> None:
         """New settings: a new model client and what reads the settings; the agent, its tools' context
         and the compactor's state stay."""
-        before_url, before_window = self.settings.base_url, self.settings.context_window
+        before_url = self.settings.base_url
+        before_window = (self.settings.context_window, self.window_source)
         self._read_settings()
         agent = self.agent
         agent.settings, agent.provider, agent.approvals = self.settings, self._make_model(), self.approvals
         agent.tool_ctx.settings, agent.tool_ctx.secrets = self.settings, self.access.secrets()
         agent.tool_ctx.sandbox = self.sandbox          # rebuilt with the approvals (after a consent), else the same
         agent.compactor.use_settings(self.settings)
-        if self.settings.context_window != before_window and self.access.sources.get("CONTEXT_WINDOW"):
+        if self.window_source and (self.settings.context_window, self.window_source) != before_window:
             agent.compactor.forget_silence()          # set now: the person's window wins over an empty answer's
         if self.settings.base_url != before_url:      # what was learned belongs to the endpoint
             self._adapt_to_endpoint()

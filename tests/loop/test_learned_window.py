@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from rich.console import Console
 
 from commands import dispatch
@@ -125,13 +127,18 @@ def a_silence_bound(app) -> int:
     return compactor.window.tokens
 
 
-def test_context_window_set_later_wins_over_a_window_an_empty_answer_bounded(app_for, standin, workspace):
+@pytest.mark.parametrize("setting", [64_000, 200_000])         # 200,000: the default, now set by the person
+def test_context_window_set_later_wins_over_a_window_an_empty_answer_bounded(app_for, standin, workspace, setting):
     app, _ = app_for()
     assert a_silence_bound(app) == 3_500
-    (workspace / ".env").write_text("CONTEXT_WINDOW=64000\n")
+    (workspace / ".env").write_text(f"CONTEXT_WINDOW={setting}\n")
     standin.queue({"text": "hello"})
     assert app.turn("hi").ok                                    # the .env is read again before the turn
-    assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (64_000, "CONTEXT_WINDOW")
+    assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (setting, "CONTEXT_WINDOW")
+    standin.queue({"text": "hello again"})
+    app.agent.compactor.largest_answered = app.agent.compactor.largest_estimate = 3_000
+    assert app.agent.compactor.silence_is_overflow(4_000)       # learned again while it stays set: kept
+    assert app.turn("and?").ok and app.agent.compactor.window.tokens == 3_500
 
 
 def test_context_window_set_later_does_not_override_what_the_api_stated(app_for, standin, workspace):
