@@ -150,7 +150,9 @@ class App:
         if loaded.anchor:
             covered, tokens = loaded.anchor
             self.agent.compactor.meter.anchor(history, covered, tokens)
-        self.agent.compactor.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
+        if not (loaded.window_silent and self.access.sources.get("CONTEXT_WINDOW")):    # the person's setting wins
+            self.agent.compactor.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
+        self.agent.compactor.resume_answered(loaded.answered)
         if loaded.prepared and (loaded.repaired or not self.agent.compactor.background.restore(history, loaded.prepared)):
             history.note({"t": "dropped", "n": loaded.prepared["n"], "why": "the resumed history is not the one "
                           "it summarized"})
@@ -197,6 +199,7 @@ class App:
     def _read_settings(self) -> None:
         self.settings, self.warnings = self.access.settings(), self.access.result.warnings
         self.settings = with_model_window(self.settings, self.access.sources)     # the window follows the model
+        self.window_source = self.access.sources.get("CONTEXT_WINDOW")          # None: not set by the person
         if self.approvals is None:    # fixed at start: a settings file the model can edit must not relax it
             self.approvals = Approvals(self.approval_mode or self.settings.approval_mode,
                                        parse_allow_list(self.settings.allow_commands), self._allowed_tools())
@@ -280,12 +283,15 @@ class App:
         """New settings: a new model client and what reads the settings; the agent, its tools' context
         and the compactor's state stay."""
         before_url = self.settings.base_url
+        before_window = (self.settings.context_window, self.window_source)
         self._read_settings()
         agent = self.agent
         agent.settings, agent.provider, agent.approvals = self.settings, self._make_model(), self.approvals
         agent.tool_ctx.settings, agent.tool_ctx.secrets = self.settings, self.access.secrets()
         agent.tool_ctx.sandbox = self.sandbox          # rebuilt with the approvals (after a consent), else the same
         agent.compactor.use_settings(self.settings)
+        if self.window_source and (self.settings.context_window, self.window_source) != before_window:
+            agent.compactor.forget_silence()          # set now: the person's window wins over an empty answer's
         if self.settings.base_url != before_url:      # what was learned belongs to the endpoint
             self._adapt_to_endpoint()
         self._add_instructions_warning()

@@ -78,7 +78,7 @@ from .snip import SnipCompact
 from .summary import (Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
                       reactive_compact, summary_of)
 from .tokens import estimate_tokens, usage_tokens
-from .window import CacheClock, Window
+from .window import API_STATED, CacheClock, Window
 
 if TYPE_CHECKING:
     from config import Settings
@@ -211,7 +211,8 @@ class Compactor:
         overflow = size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size or self.silences > 1
         silent = estimate_tokens(messages, self.system, self.tools) if messages is not None else size
         if overflow:
-            answered = self.largest_estimate if self.largest_estimate < silent else 0
+            answered = self.answered_estimate(size, silent)
+            answered = answered if answered < silent else 0
             if self.window.bound(answered, silent):
                 self.silent_at = silent
                 self._window_changed(f"[the endpoint answered nothing to a prompt s08 estimates at ~{silent:,} "
@@ -219,6 +220,37 @@ class Compactor:
                                      + f": taking its context window as ~{self.window.tokens:,} tokens; "
                                        f"compacting at {self.limit:,}]", quiet=False)
         return overflow
+
+    def answered_estimate(self, size: int, silent: int) -> int:
+        """The largest answered prompt in s08's own estimate. A resumed session answered nothing in this
+        process yet: what its log says was answered (the endpoint's count, resume_answered) is scaled
+        the way the silent prompt's estimate (`silent`) compares with its measure (`size`)."""
+        if self.largest_estimate or not self.largest_answered or size <= 0:
+            return self.largest_estimate
+        return self.largest_answered * silent // size
+
+    def resume_answered(self, tokens: int) -> None:
+        """A resumed session: the largest prompt (and answer) the endpoint answered in it, from the log's
+        usage records. A process that resumes has answered nothing itself; without this its first silence
+        would have nothing to be larger than, and a history grown past the window would stay silent."""
+        self.largest_answered = max(self.largest_answered, tokens)
+
+    def forget_silence(self) -> bool:
+        """The person set CONTEXT_WINDOW (a reloaded .env): it wins over a window an empty answer bounded
+        before, which may have been one glitch (not over one the API stated). True when one was dropped."""
+        if not self.silent_at:
+            return False
+        self.window.learned, self.window.learned_from, self.silent_at = None, API_STATED, None
+        self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
+        return True
+
+    def window_cut(self, size: int) -> None:
+        """An answer the window cut off when prompt and answer measured `size` tokens: the window is at
+        most that (at least MIN_WINDOW, window.py's cut), used for the rest of the session and recorded."""
+        if self.window.cut(size):
+            self.silent_at = None
+            self._window_changed(f"[context window is {self.window.tokens:,} tokens for this model; compacting "
+                                 f"at {self.limit:,}]", quiet=False)
 
     def learn_window(self, maximum: int | None, quiet: bool = False, silent: int | None = None) -> None:
         """The API stated its window (or, `silent`, an earlier session learned it from an empty answer at

@@ -5,8 +5,10 @@
                  said when asked (`told`, llm/window_probe.py: llama.cpp's /props, Ollama's /api/show,
                  vLLM's and SGLang's /v1/models), which replaces CONTEXT_WINDOW unless the person set it;
                  then what the endpoint showed (`learned`, only ever smaller): the maximum the API stated
-                 refusing a prompt ("prompt is too long: N tokens > M maximum"), or the bound an empty
-                 answer gave (`bound`). A learned window is kept for the session (and for its resume).
+                 refusing a prompt ("prompt is too long: N tokens > M maximum"), the size of an answer
+                 the window cut off (`cut`, at least MIN_WINDOW), or the bound an empty answer gave
+                 (`bound`). A learned window is kept for the session (and for its resume); a
+                 CONTEXT_WINDOW the person sets wins over an empty answer's bound (app.py).
                  A window below CONTEXT_WINDOW brings CONTEXT_LIMIT down to WINDOW_SHARE of it, and
                  the sizes of outputs kept in the context with it.
     CacheClock   when the prompt cache was last used. A turn that starts more than CACHE_TTL later
@@ -104,6 +106,13 @@ class Window:
         if self.learn(window, silence_origin(silent), MIN_BOUND):
             return window
         return None
+
+    def cut(self, size: int) -> bool:
+        """An answer the window cut off when prompt and answer measured `size` tokens (s08's measure): the
+        window is at most that. Below MIN_WINDOW it is MIN_WINDOW, the smallest accepted: s08's measure of
+        a window of exactly MIN_WINDOW can fall a few tokens short of it, and ignoring the cut would let
+        the next request overflow. True when that changes the window in use."""
+        return self.learn(max(size, MIN_WINDOW), f"learned from an answer cut off at ~{size:,} tokens")
 
     def tell(self, tokens: int, source: str) -> bool:
         """The server said its window when asked; True when that changes the window in use."""

@@ -319,7 +319,7 @@ def _cut_by_window(messages: list[dict], agent: Agent, reply: ModelReply, calls:
     size = compactor.measure(messages)
     agent.emit(Notice(f"[the answer was cut off by the model's context window after {out:,} output tokens (far "
                       f"below MAX_TOKENS={limit:,}): the prompt and answer (~{size:,} tokens) filled it]", "warning"))
-    compactor.learn_window(size)
+    compactor.window_cut(size)
     if calls:
         return True
     messages[:] = compactor.reactive(messages, maximum=size, why="compacting, so that the answer can go on")

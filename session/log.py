@@ -23,7 +23,8 @@ fsync'd — so `kill -9` at any moment loses at most the answer still in flight:
     {"t": "skill",   "name": …, "body": …}                                 the model loaded a skill (kept)
     {"t": "kept",    "typed": [...], "ledger": {...}}                      both of those, whole (written
                                                                            after a catch-up snapshot)
-    {"t": "window",  "tokens": 12000}                                      the API stated the window
+    {"t": "window",  "tokens": 12000}                                      the API stated the window (or an
+                                                                           answer it cut showed it)
     {"t": "window",  "tokens": 3300, "silent": 3900}                       learned from an empty answer
     {"t": "compaction", "layer": …, "path": …, "request": 12, …}           a compaction, and where what it
     {"t": "output",  "path": …, "command": …, "exit_code": 0, …}           removed went; a saved output

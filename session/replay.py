@@ -21,7 +21,7 @@ from compaction.markers import COMPACTED_PREFIX, SNIP_PREFIX, SUMMARY_PREFIX
 from compaction.tokens import usage_tokens
 from compaction.window import MAX_TOLD, MIN_BOUND, MIN_WINDOW
 from messages import blocks
-from llm.usage import clean_usage
+from llm.usage import Usage, clean_usage
 from session.repair import STOPPED_RESULT, make_sendable
 from storage import LOG_LIMIT, safe
 
@@ -52,6 +52,13 @@ class LoadedSession:
     task_usages: list[dict] = field(default_factory=list)   # the sub-agents' tallies (their "task" report records)
     prepared: dict | None = None               # a summary prepared in the background and never applied nor
                                                # dropped (its "prepared" record; compaction/background.py)
+
+    @property
+    def answered(self) -> int:
+        """The largest prompt (and answer) the endpoint answered in this session, in its own count (0: none
+        logged). A resumed session's first silence larger than it is an overflow (compaction/pipeline.py)."""
+        return min(MAX_TOLD, max((usage_tokens(u) for u, purpose, _model in self.usages
+                                  if purpose == "answer" and Usage.of(u).output > 0), default=0))
 
 
 def _message_ok(m) -> bool:

@@ -140,3 +140,74 @@ def test_a_forged_window_record_is_not_resumed(tmp_path):
         folder = tmp_path / str(i)
         folder.mkdir()
         assert load_session(a_log(folder, forged)).window is None, forged
+
+
+# ---- an answer the window cut, and a resumed session's first silence ------------------------------------
+
+def test_a_cut_answer_below_the_smallest_window_teaches_the_smallest_window():
+    """A window of exactly MIN_WINDOW cuts an answer at ~4,093 tokens in s08's measure: taken as MIN_WINDOW,
+    not ignored (the next request would overflow)."""
+    w = window()
+    assert w.cut(MIN_WINDOW - 3) and w.tokens == MIN_WINDOW and w.limit == int(MIN_WINDOW * WINDOW_SHARE)
+    assert w.source == f"learned from an answer cut off at ~{MIN_WINDOW - 3:,} tokens"
+    assert w.cut(6_000) is False and w.tokens == MIN_WINDOW        # only ever smaller
+    w2 = window()
+    assert w2.cut(9_000) and w2.tokens == 9_000
+    assert window().learn(MIN_WINDOW - 3) is False                  # an API-stated maximum that small is not believed
+
+
+def test_the_compactor_records_a_cut_window_and_a_resume_restores_it(tmp_path):
+    c = a_compactor(tmp_path)
+    records: list[dict] = []
+    c.on_window = records.append
+    c.window_cut(4_093)
+    assert records == [{"t": "window", "tokens": MIN_WINDOW}]
+    loaded = load_session(a_log(tmp_path, records[0]))
+    c2 = a_compactor(tmp_path)
+    c2.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
+    assert c2.window.tokens == MIN_WINDOW
+
+
+def a_usage_log(tmp_path, usages: list[tuple[dict, str]]):
+    history = LoggedHistory([], SessionLog(tmp_path, header={"model": "m"}), lambda _text: None)
+    history.append({"role": "user", "content": "hi"})
+    for usage, purpose in usages:
+        history.note({"t": "usage", "n": 1, "u": usage, "p": purpose})
+    return history.log.path
+
+
+def test_a_resumed_log_says_the_largest_prompt_answered(tmp_path):
+    loaded = load_session(a_usage_log(tmp_path, [
+        ({"input_tokens": 2_000, "output_tokens": 100}, "answer"),
+        ({"input_tokens": 500, "cache_read_input_tokens": 3_000, "output_tokens": 90}, "answer"),
+        ({"input_tokens": 9_000, "output_tokens": 0}, "answer"),          # silence: nothing was answered
+        ({"input_tokens": 20_000, "output_tokens": 500}, "summary"),      # not the conversation's prompt
+        ({"input_tokens": 1_000, "output_tokens": 50}, "answer")]))
+    assert loaded.answered == 3_590
+    folder = tmp_path / "none"
+    folder.mkdir()
+    assert load_session(a_usage_log(folder, [])).answered == 0
+
+
+def test_a_resumed_sessions_first_silence_past_what_it_answered_is_an_overflow(tmp_path):
+    """A new process (`s08 -c -p`) answered nothing itself; what its log says was answered is what the
+    first silence is compared with, and what the bound starts from (in s08's estimate)."""
+    fresh = a_compactor(tmp_path)
+    assert fresh.silence_is_overflow(4_600) is False         # nothing answered: before the fix, stuck here
+    c = a_compactor(tmp_path)
+    records: list[dict] = []
+    c.on_window = records.append
+    c.resume_answered(4_000)
+    assert c.silence_is_overflow(4_600) is True
+    assert c.window.tokens == 4_000 + 600 // 2 and records == [{"t": "window", "tokens": 4_300, "silent": 4_600}]
+    c2 = a_compactor(tmp_path)
+    c2.resume_answered(5_000)
+    assert c2.silence_is_overflow(4_600) is False            # smaller than answered before: a failure, once
+
+
+def test_the_resumed_answered_size_is_scaled_to_s08s_estimate(tmp_path):
+    c = a_compactor(tmp_path)
+    c.resume_answered(4_000)
+    assert c.answered_estimate(5_000, 4_000) == 3_200        # the endpoint counts 5/4 of s08's estimate
+    c.largest_estimate = 3_500                               # once this process answered, its own figure
+    assert c.answered_estimate(5_000, 4_000) == 3_500

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from rich.console import Console
 
 from commands import dispatch
@@ -113,3 +115,58 @@ def test_silence_after_smaller_answered_prompts_makes_the_next_requests_fit(app_
     from session.replay import load_session
     resumed = load_session(app.messages.log.path)                # the resume keeps it
     assert resumed.window == window.tokens and resumed.window_silent
+
+
+# ---- the person's CONTEXT_WINDOW and a window one empty answer bounded; a resumed session --------------
+
+def a_silence_bound(app) -> int:
+    compactor = app.agent.compactor
+    compactor.largest_answered = compactor.largest_estimate = 3_000
+    assert compactor.silence_is_overflow(4_000)
+    assert compactor.window.source.startswith("learned from an empty answer")
+    return compactor.window.tokens
+
+
+@pytest.mark.parametrize("setting", [64_000, 200_000])         # 200,000: the default, now set by the person
+def test_context_window_set_later_wins_over_a_window_an_empty_answer_bounded(app_for, standin, workspace, setting):
+    app, _ = app_for()
+    assert a_silence_bound(app) == 3_500
+    (workspace / ".env").write_text(f"CONTEXT_WINDOW={setting}\n")
+    standin.queue({"text": "hello"})
+    assert app.turn("hi").ok                                    # the .env is read again before the turn
+    assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (setting, "CONTEXT_WINDOW")
+    standin.queue({"text": "hello again"})
+    app.agent.compactor.largest_answered = app.agent.compactor.largest_estimate = 3_000
+    assert app.agent.compactor.silence_is_overflow(4_000)       # learned again while it stays set: kept
+    assert app.turn("and?").ok and app.agent.compactor.window.tokens == 3_500
+
+
+def test_context_window_set_later_does_not_override_what_the_api_stated(app_for, standin, workspace):
+    app, _ = app_for()
+    app.agent.compactor.learn_window(12_000, quiet=True)
+    (workspace / ".env").write_text("CONTEXT_WINDOW=64000\n")
+    standin.queue({"text": "hello"})
+    assert app.turn("hi").ok
+    assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (12_000, "learned from the API")
+
+
+def test_a_resume_with_context_window_set_does_not_take_back_an_empty_answers_bound(app_for, standin, workspace,
+                                                                                    tmp_path):
+    from agent import App
+    from session.replay import load_session
+    from support.agents import base_env
+    app, _ = app_for()
+    standin.queue({"text": "hello"})
+    assert app.turn("hi").ok
+    bound = a_silence_bound(app)
+    app.close()
+    loaded = load_session(app.messages.log.path)
+    assert loaded.window == bound and loaded.answered > 0
+    kept = App(workspace, environ=base_env(tmp_path, standin), resume=loaded)
+    assert kept.agent.compactor.window.tokens == bound                    # nothing set: the bound is resumed
+    assert kept.agent.compactor.largest_answered == loaded.answered       # and what the log says was answered
+    kept.close()
+    loaded = load_session(app.messages.log.path)
+    mine = App(workspace, environ=base_env(tmp_path, standin, context_window=64_000), resume=loaded)
+    assert (mine.agent.compactor.window.tokens, mine.agent.compactor.window.source) == (64_000, "CONTEXT_WINDOW")
+    mine.close()
