@@ -111,7 +111,10 @@ class Window:
         """An answer the window cut off when prompt and answer measured `size` tokens (s08's measure): the
         window is at most that. Below MIN_WINDOW it is MIN_WINDOW, the smallest accepted: s08's measure of
         a window of exactly MIN_WINDOW can fall a few tokens short of it, and ignoring the cut would let
-        the next request overflow. True when that changes the window in use."""
+        the next request overflow. Under MIN_BOUND it is not believed (an output cap of a gateway, not a
+        window, cuts an answer that short). True when that changes the window in use."""
+        if size < MIN_BOUND:
+            return False
         return self.learn(max(size, MIN_WINDOW), f"learned from an answer cut off at ~{size:,} tokens")
 
     def tell(self, tokens: int, source: str) -> bool:

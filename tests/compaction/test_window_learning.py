@@ -156,6 +156,13 @@ def test_a_cut_answer_below_the_smallest_window_teaches_the_smallest_window():
     assert window().learn(MIN_WINDOW - 3) is False                  # an API-stated maximum that small is not believed
 
 
+def test_an_answer_cut_short_of_any_window_teaches_nothing():
+    """A gateway that caps the output far below MAX_TOKENS cuts an answer with a small prompt too: that is
+    no window (under MIN_BOUND), and the session keeps the window it had."""
+    w = window()
+    assert w.cut(1_500) is False and w.tokens == window().tokens and w.learned is None
+
+
 def test_the_compactor_records_a_cut_window_and_a_resume_restores_it(tmp_path):
     c = a_compactor(tmp_path)
     records: list[dict] = []
