@@ -121,11 +121,29 @@ class PreparedSummaries:
             h.background.drop("a newer snapshot is prepared")
         elif not final and not h.schedule.due_in_turn(size, h.limit):
             return
-        s, window = h.settings, h.window.tokens
-        job = SummaryJob(h.summarize, workspace=h.workspace, system=h.system, tools=h.tools,
-                         window=window, max_input_tokens=input_budget(window, s.summary_max_tokens), measured=size,
-                         trigger=f"prepared in the background at {size:,} tokens, for the limit {h.limit:,}")
-        h.background.start(sent, self.key, job, h.background_summarize)
+        self.start(sent, size, f"prepared in the background at {size:,} tokens, for the limit {h.limit:,}")
+
+    def start(self, snapshot: list[dict], size: int, trigger: str) -> Preparation:
+        """Summarize `snapshot` (a prefix of the live history, the loop's own objects) in the background."""
+        h = self.host
+        window = h.window.tokens
+        job = SummaryJob(h.summarize, workspace=h.workspace, system=h.system, tools=h.tools, window=window,
+                         max_input_tokens=input_budget(window, h.settings.summary_max_tokens), measured=size,
+                         trigger=trigger)
+        return h.background.start(snapshot, self.key, job, h.background_summarize)
+
+    def cover_gap(self, whole: list[dict], cleared: int) -> None:
+        """A summary just went in and the results read after its snapshot were cleared to pointers
+        (`cleared` of them): summarize at once the history as it was before that (`whole`: the summary,
+        the gap whole, up to the recent work), `held` — the results it covers are cleared in the live
+        history, so it goes in at the next call once ready (covers() accepts a result cleared since)."""
+        h = self.host
+        if (not cleared or h.settings.background_compact != "on" or not h.auto_enabled or len(whole) < 2
+                or estimate_tokens(whole) < MIN_SUMMARIZABLE_TOKENS):
+            return
+        size = estimate_tokens(whole, h.system, h.tools)
+        self.start(whole, size, f"prepared in the background over {cleared} results read while the last "
+                                f"summary was written").held = True
 
     def hold(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
         """(history, count cleared): the limit is reached while `prep` is written: what its snapshot holds
@@ -192,10 +210,13 @@ class PreparedSummaries:
         if h.hooks:
             h.hooks.post_compact("auto", prep.text or "")
         shift = 1 - keep_from                   # base index → index in `new` (the summary message is first)
-        new, _ = clear_to_pointers(new, seen_between(new, prep.n + shift, recent + shift), h.workspace,
-                                   h.continuity, h.emit, "no summary covers")   # after the snapshot, before the
-        #   recent work: kept whole, it would be written to the prompt cache again and carried in every request
-        #   (measured: +12 % to +49 % billed input in bench/background.py's long turn)
+        whole = new[:recent + shift]            # the gap whole, for the summary that will cover it
+        new, cleared = clear_to_pointers(new, seen_between(new, prep.n + shift, recent + shift), h.workspace,
+                                         h.continuity, h.emit, "no summary covers")   # after the snapshot,
+        #   before the recent work: kept whole, it would be written to the prompt cache again and carried in every
+        #   request (measured: +12 % to +49 % billed input in bench/background.py's long turn); a second summary
+        #   covers it instead (cover_gap)
+        self.cover_gap(whole, cleared)
         after = estimate_tokens(new, h.system, h.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
                         and result_text(b).startswith(PLACEHOLDER_PREFIX))

@@ -1,0 +1,94 @@
+"""The gap: what the model read while a summary prepared in the background was written. When that summary
+goes in, those results become pointers (kept whole, they would be carried in every request); a second
+summary, started at once over the history as it was just before that clearing, covers them, and goes in
+at the next call once ready — the Compactor alone, with a summarizer the test lets go.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from compaction import Compactor
+from compaction.background import covers
+from compaction.boundaries import result_text
+from compaction.markers import PLACEHOLDER_PREFIX
+from config import Settings
+from events import Compaction
+from storage import read_transcript
+from support.helpers import ask, call, results, user
+from standin import validate_request
+
+GAP = "gap = 'read while the first summary was written'\n" * 200     # ~10,000 characters
+BIG = "x = 1  # a line of a file\n" * 400
+
+
+class Summarizer:
+    """Answers each summary request once the test lets it, with its own numbered text."""
+
+    def __init__(self):
+        self.requests: list[list[dict]] = []
+        self.gates: list[threading.Event] = [threading.Event() for _ in range(4)]
+
+    def __call__(self, request, _emit=None):
+        n = len(self.requests)
+        self.requests.append(request)
+        assert self.gates[n].wait(10)
+        return f"summary number {n + 1}", "end_turn"
+
+
+def texts(messages) -> list[str]:
+    return [result_text(b) for m in messages if isinstance(m["content"], list) for b in m["content"]
+            if b.get("type") == "tool_result"]
+
+
+def applied(events) -> list[Compaction]:
+    return [e for e in events if isinstance(e, Compaction) and "applied" in e.message]
+
+
+def test_a_file_read_while_the_summary_was_written_is_covered_by_the_next_summary_the_model_is_given(tmp_path):
+    events: list = []
+    summarizer = Summarizer()
+    s = Settings(context_limit=10_000, context_window=200_000, prepare_at=0.3, background_compact="on",
+                 micro_clear_at_least=10 ** 8, snip_max_messages=10_000, cold_compact_at=1.0)
+    compactor = Compactor(s, tmp_path, summarizer, emit=events.append)
+    compactor.background_summarize = summarizer
+    compactor.begin_turn()
+    messages: list[dict] = [user("read everything")]
+    for n, text in enumerate([BIG, BIG, GAP]):     # the first summary starts after mod_1: mod_2 is the gap
+        messages[:] = compactor.prepare(messages)
+        sent = list(messages)
+        c = call("read_file", path=f"mod_{n}.py")
+        messages.append(ask(c))
+        compactor.after_reply(sent, messages, final=False)
+        messages.append(results((c, text)))
+    first = compactor.background.current
+    assert first is not None and first.n == 5                  # up to mod_1's result; mod_2 came after
+    summarizer.gates[0].set()
+    assert first.done.wait(120)
+    c = call("read_file", path="mod_3.py")
+    messages += [ask(c), results((c, BIG))]                   # the model saw mod_2's result, not mod_3's
+    out = compactor.prepare(messages)                          # past 10,000: the first summary goes in
+    assert len(applied(events)) == 1
+    assert GAP not in texts(out) and any(t.startswith(PLACEHOLDER_PREFIX) for t in texts(out))   # a pointer
+    second = compactor.background.current                       # and at once, the summary over it
+    assert second is not None and second is not first and second.held
+    assert covers(second.snapshot, out)      # the live history holds a pointer where the snapshot has it whole
+    assert GAP in texts(second.snapshot) and out[0] is second.snapshot[0]
+    messages = out
+    summarizer.gates[1].set()
+    assert second.done.wait(120) and second.ready
+    c = call("read_file", path="mod_4.py")
+    messages += [ask(c), results((c, "short"))]
+    out = compactor.prepare(messages)                          # under the limit, ready: it goes in now
+    first_line, second_line = applied(events)
+    assert "the results it covers were cleared" in second_line.message
+    assert out[0]["content"][1]["text"].endswith("summary number 2")    # what the model is given
+    request = summarizer.requests[1]                          # the summary was asked over mod_2 whole
+    assert GAP in texts(request) and any("summary number 1" in b.get("text", "") for m in request
+                                         if isinstance(m["content"], list) for b in m["content"])
+    _, saved = read_transcript(tmp_path / second_line.details["transcript"])
+    assert GAP in texts(saved)                                  # and its transcript holds it whole
+    assert BIG not in texts(out)            # mod_3, the recent work then, is now older than it: a pointer…
+    third = compactor.background.current
+    assert third is not None and third.held and BIG in texts(third.snapshot)    # …that the next one covers
+    validate_request({"model": "m", "max_tokens": 10, "messages": out})
