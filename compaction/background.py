@@ -100,6 +100,9 @@ class Preparation:
     restored: bool = False       # from the session log (a resume)
     collected: bool = False      # the loop has taken its events and logged it
     held: bool = False           # the limit was held by clearing results while it was prepared: apply it once ready
+    second: bool = False         # it covers what the summary before it left as pointers (prepared.cover_gap)
+    originals: dict = field(default_factory=dict)  # position → the message as it was before the loop cleared
+                                 # results after the snapshot at the limit (for the summary that covers them)
     events: list = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
     cancelled: threading.Event = field(default_factory=threading.Event)

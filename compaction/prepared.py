@@ -142,8 +142,9 @@ class PreparedSummaries:
                 or estimate_tokens(whole) < MIN_SUMMARIZABLE_TOKENS):
             return
         size = estimate_tokens(whole, h.system, h.tools)
-        self.start(whole, size, f"prepared in the background over {cleared} results read while the last "
-                                f"summary was written").held = True
+        prep = self.start(whole, size, f"prepared in the background over {cleared} results read while the last "
+                                       f"summary was written")
+        prep.held = prep.second = True
 
     def hold(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
         """(history, count cleared): the limit is reached while `prep` is written: what its snapshot holds
@@ -161,6 +162,9 @@ class PreparedSummaries:
         if h.measure(out) > h.room:
             out, more = self.to_room(out, recent, why + ", the window being full")
             count += more
+        for i in range(prep.n, len(out)):          # after the snapshot: kept as they were, for the summary
+            if out[i] is not messages[i]:          # that will cover them once this one is in (cover_gap)
+                prep.originals.setdefault(i, messages[i])
         return out, count
 
     def to_room(self, messages: list[dict], recent: int, why: str) -> tuple[list[dict], int]:
@@ -210,13 +214,14 @@ class PreparedSummaries:
         if h.hooks:
             h.hooks.post_compact("auto", prep.text or "")
         shift = 1 - keep_from                   # base index → index in `new` (the summary message is first)
-        whole = new[:recent + shift]            # the gap whole, for the summary that will cover it
+        whole = new[:1] + [prep.originals.get(j - shift, new[j]) for j in range(1, recent + shift)]   # the gap
         new, cleared = clear_to_pointers(new, seen_between(new, prep.n + shift, recent + shift), h.workspace,
                                          h.continuity, h.emit, "no summary covers")   # after the snapshot,
         #   before the recent work: kept whole, it would be written to the prompt cache again and carried in every
         #   request (measured: +12 % to +49 % billed input in bench/background.py's long turn); a second summary
         #   covers it instead (cover_gap)
-        self.cover_gap(whole, cleared)
+        if not prep.second:                     # (one more: a chain of them cost +13 % to +48 %, measured)
+            self.cover_gap(whole, cleared + sum(1 for i in prep.originals if i < recent))
         after = estimate_tokens(new, h.system, h.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
                         and result_text(b).startswith(PLACEHOLDER_PREFIX))
