@@ -91,3 +91,55 @@ def test_a_file_read_while_the_summary_was_written_is_covered_by_the_next_summar
     assert BIG not in texts(out)            # mod_3, the recent work then, is now older than it: a pointer,
     assert compactor.background.current is None     # and no third summary (a chain of them costs too much)
     validate_request({"model": "m", "max_tokens": 10, "messages": out})
+
+
+def by_id(messages) -> dict[str, str]:
+    return {b["tool_use_id"]: result_text(b) for m in messages if isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"}
+
+
+def test_what_the_limit_cleared_after_the_snapshot_while_it_was_written_is_in_the_next_summary_whole(tmp_path):
+    events: list = []
+    summarizer = Summarizer()
+    s = Settings(context_limit=20_000, context_window=200_000, prepare_at=0.3, background_compact="on",
+                 micro_clear_at_least=10 ** 8, snip_max_messages=10_000, cold_compact_at=1.0, recent_work=0.2)
+    compactor = Compactor(s, tmp_path, summarizer, emit=events.append)
+    compactor.background_summarize = summarizer
+    messages: list[dict] = []
+    for part, reads in enumerate([[0, 1], [2, 3], [4, 5], list(range(6, 14))]):     # the last turn passes 20,000
+        compactor.begin_turn()
+        messages.append(user(f"read, part {part}"))
+        for n in reads + [None]:
+            messages[:] = compactor.prepare(messages)
+            sent = list(messages)
+            if n is None:
+                messages.append(ask(text="done"))
+                compactor.after_reply(sent, messages, final=True)
+                continue
+            c = call("read_file", path=f"mod_{n}.py")
+            messages.append(ask(c))
+            compactor.after_reply(sent, messages, final=False)
+            messages.append(results((c, BIG)))
+    first = compactor.background.current
+    assert first is not None and not first.done.is_set()         # written all along: the limit was held
+    after_snapshot = by_id(messages[first.n:])
+    cleared = [i for i, t in after_snapshot.items() if t.startswith(PLACEHOLDER_PREFIX)]
+    assert cleared                                  # read after its snapshot and cleared: no summary covers them
+    summarizer.gates[0].set()
+    assert first.done.wait(120)
+    compactor.begin_turn()
+    messages.append(user("thanks"))
+    out = compactor.prepare(messages)
+    assert len(applied(events)) == 1
+    second = compactor.background.current
+    assert second is not None and second.held and covers(second.snapshot, out)
+    whole = by_id(second.snapshot)
+    assert all(whole[i] == BIG for i in cleared if i in whole) and set(cleared) & set(whole)
+    summarizer.gates[1].set()
+    assert second.done.wait(120)
+    c = call("read_file", path="mod_14.py")
+    out += [ask(c), results((c, "short"))]
+    out = compactor.prepare(out)
+    assert len(applied(events)) == 2 and out[0]["content"][1]["text"].endswith("summary number 2")
+    assert any(BIG in by_id(r).values() and set(cleared) & set(by_id(r)) for r in summarizer.requests[1:])
+    validate_request({"model": "m", "max_tokens": 10, "messages": out})
