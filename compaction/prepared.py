@@ -50,6 +50,8 @@ AUTO = CompactionKind.AUTO_COMPACT
 REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
                             # more than this share of the limit and the next turn will apply it (the
                             # person's pause hides it; earlier, it would be made again at every turn's end)
+GAP_SHARE = 0.1             # a second summary covers the results a summary's going in left as pointers only
+                            # when they were more than this share of the limit (cover_gap)
 
 
 def held_picks(messages: list[dict], covered: int, recent: int) -> set[tuple[int, int]]:
@@ -132,14 +134,16 @@ class PreparedSummaries:
                          trigger=trigger)
         return h.background.start(snapshot, self.key, job, h.background_summarize)
 
-    def cover_gap(self, whole: list[dict], cleared: int) -> None:
+    def cover_gap(self, whole: list[dict], live: list[dict], cleared: int) -> None:
         """A summary just went in and the results read after its snapshot were cleared to pointers
         (`cleared` of them): summarize at once the history as it was before that (`whole`: the summary,
-        the gap whole, up to the recent work), `held` — the results it covers are cleared in the live
-        history, so it goes in at the next call once ready (covers() accepts a result cleared since)."""
+        the gap whole, up to the recent work; `live`: the same part as the model now has it), `held` — the
+        results it covers are cleared in the live history, so it goes in at the next call once ready (covers()
+        accepts a result cleared since). Only for a gap of more than GAP_SHARE of the limit: going in, it writes
+        the prompt cache again after it (for every gap: +9 % billed input in bench/cost.py, measured)."""
         h = self.host
         if (not cleared or h.settings.background_compact != "on" or not h.auto_enabled or len(whole) < 2
-                or estimate_tokens(whole) < MIN_SUMMARIZABLE_TOKENS):
+                or estimate_tokens(whole) - estimate_tokens(live) <= GAP_SHARE * h.limit):
             return
         size = estimate_tokens(whole, h.system, h.tools)
         prep = self.start(whole, size, f"prepared in the background over {cleared} results read while the last "
@@ -221,7 +225,7 @@ class PreparedSummaries:
         #   request (measured: +12 % to +49 % billed input in bench/background.py's long turn); a second summary
         #   covers it instead (cover_gap)
         if not prep.second:                     # (one more: a chain of them cost +13 % to +48 %, measured)
-            self.cover_gap(whole, cleared + sum(1 for i in prep.originals if i < recent))
+            self.cover_gap(whole, new[:recent + shift], cleared + sum(1 for i in prep.originals if i < recent))
         after = estimate_tokens(new, h.system, h.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
                         and result_text(b).startswith(PLACEHOLDER_PREFIX))
