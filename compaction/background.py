@@ -108,9 +108,17 @@ class Preparation:
     cancelled: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
+    replaces: tuple | None = None  # the live messages it replaces, when not the snapshot itself (a summary
+                                   # and the results it left as pointers: prepared.cover_gap)
+
+    @property
+    def prefix(self) -> tuple:
+        """The start of the live history it replaces."""
+        return self.snapshot if self.replaces is None else self.replaces
+
     @property
     def n(self) -> int:
-        return len(self.snapshot)
+        return len(self.prefix)
 
     @property
     def ready(self) -> bool:
@@ -140,9 +148,12 @@ class Background:
         self.timed: list[float] = []          # seconds each finished summary job took
 
     # ---- the loop's thread -------------------------------------------------------------------
-    def start(self, snapshot: list[dict], key: str, job: SummaryJob, summarize: Summarize) -> Preparation:
-        """Summarize `snapshot` (the history as just sent) in a new thread."""
-        prep = Preparation(tuple(snapshot), key, history_hash(snapshot), time.monotonic())
+    def start(self, snapshot: list[dict], key: str, job: SummaryJob, summarize: Summarize,
+              replaces: list[dict] | None = None) -> Preparation:
+        """Summarize `snapshot` (the history as just sent) in a new thread; once ready it replaces the
+        snapshot's part of the history, or `replaces` (what stands for the snapshot in the live history)."""
+        prep = Preparation(tuple(snapshot), key, history_hash(snapshot), time.monotonic(),
+                           replaces=None if replaces is None else tuple(replaces))
         source = copy.deepcopy(list(snapshot))      # the job's own copy: nothing it holds is the loop's
 
         def model(request: list[dict]):
@@ -203,7 +214,7 @@ class Background:
         if prep.key != key:
             self.drop("the summary's prompt changed (model, system prompt, tools or SUMMARY_MAX_TOKENS)")
             return None
-        if not covers(prep.snapshot, messages):
+        if not covers(prep.prefix, messages):
             self.drop("the history it covers changed")
             return None
         return prep

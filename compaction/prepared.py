@@ -116,7 +116,7 @@ class PreparedSummaries:
             return
         prep = self.current(messages)
         if prep is not None:                           # one at a time
-            uncovered = size - estimate_tokens(list(prep.snapshot), h.system, h.tools)
+            uncovered = size - estimate_tokens(list(prep.prefix), h.system, h.tools)
             if not (final and prep.ready and uncovered > REFRESH_SHARE * h.limit
                     and h.schedule.turn_would_pass(size, h.limit)):    # made again only for the turn
                 return                                                 # that will apply it
@@ -125,30 +125,32 @@ class PreparedSummaries:
             return
         self.start(sent, size, f"prepared in the background at {size:,} tokens, for the limit {h.limit:,}")
 
-    def start(self, snapshot: list[dict], size: int, trigger: str) -> Preparation:
-        """Summarize `snapshot` (a prefix of the live history, the loop's own objects) in the background."""
+    def start(self, snapshot: list[dict], size: int, trigger: str, replaces: list[dict] | None = None) -> Preparation:
+        """Summarize `snapshot` (a prefix of the live history, the loop's own objects, or what `replaces`
+        stands for) in the background."""
         h = self.host
         window = h.window.tokens
         job = SummaryJob(h.summarize, workspace=h.workspace, system=h.system, tools=h.tools, window=window,
                          max_input_tokens=input_budget(window, h.settings.summary_max_tokens), measured=size,
                          trigger=trigger)
-        return h.background.start(snapshot, self.key, job, h.background_summarize)
+        return h.background.start(snapshot, self.key, job, h.background_summarize, replaces)
 
-    def cover_gap(self, whole: list[dict], live: list[dict], cleared: int) -> None:
-        """A summary just went in and the results read after its snapshot were cleared to pointers
-        (`cleared` of them): summarize at once the history as it was before that (`whole`: the summary,
-        the gap whole, up to the recent work; `live`: the same part as the model now has it), `held` — the
-        results it covers are cleared in the live history, so it goes in at the next call once ready (covers()
-        accepts a result cleared since). Only for a gap of more than GAP_SHARE of the limit: going in, it writes
-        the prompt cache again after it (for every gap: +9 % billed input in bench/cost.py, measured)."""
+    def cover_gap(self, prep: Preparation, base: list[dict], recent: int, live: list[dict]) -> None:
+        """`prep` just went in and the results read after its snapshot, before the recent work (`recent` in
+        `base`), were cleared to pointers. Summarize at once the history as it was sent up to the recent
+        work — `prep`'s snapshot, then that part whole (the prompt cache holds it: the request costs little)
+        — to replace the summary and those pointers (`live`: the start of the live history). `held`: it goes
+        in at the next call once ready. Only for a part of more than GAP_SHARE of the limit: going in, it
+        writes the prompt cache again after it (measured: +9 % billed input in bench/cost.py for every one)."""
         h = self.host
-        if (not cleared or h.settings.background_compact != "on" or not h.auto_enabled or len(whole) < 2
-                or estimate_tokens(whole) - estimate_tokens(live) <= GAP_SHARE * h.limit):
+        whole = list(prep.snapshot) + [prep.originals.get(i, base[i]) for i in range(prep.n, recent)]
+        if (recent <= prep.n or prep.second or h.settings.background_compact != "on" or not h.auto_enabled
+                or estimate_tokens(whole[prep.n:]) - estimate_tokens(live[1:]) <= GAP_SHARE * h.limit):
             return
         size = estimate_tokens(whole, h.system, h.tools)
-        prep = self.start(whole, size, f"prepared in the background over {cleared} results read while the last "
-                                       f"summary was written")
-        prep.held = prep.second = True
+        gap = self.start(whole, size, f"prepared in the background over the {recent - prep.n} messages read while "
+                                      "the last summary was written", replaces=live)
+        gap.held = gap.second = True
 
     def hold(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
         """(history, count cleared): the limit is reached while `prep` is written: what its snapshot holds
@@ -198,7 +200,7 @@ class PreparedSummaries:
             if refused is not None or added:
                 h.background.drop("a PreCompact hook " + ("blocked it" if refused is not None else "added instructions"))
                 return h._hooked_instead(out, messages, measured, refused, added)
-        base = out if covers(prep.snapshot, out) else messages if covers(prep.snapshot, messages) else None
+        base = out if covers(prep.prefix, out) else messages if covers(prep.prefix, messages) else None
         if base is None:
             h.background.drop("the history it covers changed")
             return h._summarize(out, "", AUTO, measured=measured, sent=messages, hooked=bool(h.hooks))
@@ -218,14 +220,13 @@ class PreparedSummaries:
         if h.hooks:
             h.hooks.post_compact("auto", prep.text or "")
         shift = 1 - keep_from                   # base index → index in `new` (the summary message is first)
-        whole = new[:1] + [prep.originals.get(j - shift, new[j]) for j in range(1, recent + shift)]   # the gap
         new, cleared = clear_to_pointers(new, seen_between(new, prep.n + shift, recent + shift), h.workspace,
                                          h.continuity, h.emit, "no summary covers")   # after the snapshot,
         #   before the recent work: kept whole, it would be written to the prompt cache again and carried in every
         #   request (measured: +12 % to +49 % billed input in bench/background.py's long turn); a second summary
         #   covers it instead (cover_gap)
-        if not prep.second:                     # (one more: a chain of them cost +13 % to +48 %, measured)
-            self.cover_gap(whole, new[:recent + shift], cleared + sum(1 for i in prep.originals if i < recent))
+        self.cover_gap(prep, base, recent, new[:recent + shift])   # (not after one of those: a chain of them
+        #   cost +13 % to +48 %, measured)
         after = estimate_tokens(new, h.system, h.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
                         and result_text(b).startswith(PLACEHOLDER_PREFIX))

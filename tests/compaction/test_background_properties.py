@@ -168,7 +168,7 @@ def test_a_prepared_summary_applied_to_a_grown_history_is_the_blocking_compactio
     if compactor.measure(history) <= limit:     # (a small history under the 1,000-token floor) not due
         return
     gap = compactor.background.current      # a summary over what became pointers (test_background_gap.py)
-    assert gap is None or gap.held and covers(gap.snapshot, out)
+    assert gap is None or gap.held and covers(gap.prefix, out)
     summarized = out is not history and str(blocks(out[0])[0].get("text", "")).startswith("[compacted]")
     if not summarized:       # the summary did not save anything: the blocking design keeps the history too
         return
