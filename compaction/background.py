@@ -276,7 +276,8 @@ class Background:
         if prep is None:
             return "none"
         if not prep.done.is_set():
-            held = "; the limit was reached, so the results the model had seen were cleared meanwhile" if prep.held else ""
+            held = ("; it covers the results the last summary left as pointers" if prep.second else
+                    "; the limit was reached, so the results the model had seen were cleared meanwhile" if prep.held else "")
             return f"being prepared for {int(time.monotonic() - prep.started)} s, covers the first {prep.n} messages{held}"
         if prep.text is None:
             return f"failed: {prep.error}"

@@ -140,11 +140,14 @@ class PreparedSummaries:
         `base`), were cleared to pointers. Summarize at once the history as it was sent up to the recent
         work — `prep`'s snapshot, then that part whole (the prompt cache holds it: the request costs little)
         — to replace the summary and those pointers (`live`: the start of the live history). `held`: it goes
-        in at the next call once ready. Only for a part of more than GAP_SHARE of the limit: going in, it
-        writes the prompt cache again after it (measured: +9 % billed input in bench/cost.py for every one)."""
+        in at the next call once ready. Only inside a turn (applied at a turn's first call, the summary
+        covers nearly all) and for a part of more than GAP_SHARE of the limit: going in, it writes the prompt
+        cache again after it (measured in bench/cost.py: +9 % billed input for every one; between turns too, +13 %
+        with 6-minute pauses)."""
         h = self.host
         whole = list(prep.snapshot) + [prep.originals.get(i, base[i]) for i in range(prep.n, recent)]
-        if (recent <= prep.n or prep.second or h.settings.background_compact != "on" or not h.auto_enabled
+        if (recent <= prep.n or prep.second or not h.schedule.in_turn() or h.settings.background_compact != "on"
+                or not h.auto_enabled
                 or estimate_tokens(whole[prep.n:]) - estimate_tokens(live[1:]) <= GAP_SHARE * h.limit):
             return
         size = estimate_tokens(whole, h.system, h.tools)

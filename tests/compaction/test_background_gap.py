@@ -109,7 +109,7 @@ def test_what_the_limit_cleared_after_the_snapshot_while_it_was_written_is_in_th
     for part, reads in enumerate([[0, 1], [2, 3], [4, 5], list(range(6, 14))]):     # the last turn passes 20,000
         compactor.begin_turn()
         messages.append(user(f"read, part {part}"))
-        for n in reads + [None]:
+        for n in reads + ([None] if part < 3 else []):      # the last turn goes on below
             messages[:] = compactor.prepare(messages)
             sent = list(messages)
             if n is None:
@@ -127,9 +127,7 @@ def test_what_the_limit_cleared_after_the_snapshot_while_it_was_written_is_in_th
     assert cleared                                  # read after its snapshot and cleared: no summary covers them
     summarizer.gates[0].set()
     assert first.done.wait(120)
-    compactor.begin_turn()
-    messages.append(user("thanks"))
-    out = compactor.prepare(messages)
+    out = compactor.prepare(messages)                           # the next call of the same turn
     assert len(applied(events)) == 1
     second = compactor.background.current
     assert second is not None and second.held and covers(second.prefix, out)
