@@ -100,25 +100,14 @@ class Preparation:
     restored: bool = False       # from the session log (a resume)
     collected: bool = False      # the loop has taken its events and logged it
     held: bool = False           # the limit was held by clearing results while it was prepared: apply it once ready
-    second: bool = False         # it covers what the summary before it left as pointers (prepared.cover_gap)
-    originals: dict = field(default_factory=dict)  # position → the message as it was before the loop cleared
-                                 # results after the snapshot at the limit (for the summary that covers them)
     events: list = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
     cancelled: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
-    replaces: tuple | None = None  # the live messages it replaces, when not the snapshot itself (a summary
-                                   # and the results it left as pointers: prepared.cover_gap)
-
-    @property
-    def prefix(self) -> tuple:
-        """The start of the live history it replaces."""
-        return self.snapshot if self.replaces is None else self.replaces
-
     @property
     def n(self) -> int:
-        return len(self.prefix)
+        return len(self.snapshot)
 
     @property
     def ready(self) -> bool:
@@ -148,12 +137,9 @@ class Background:
         self.timed: list[float] = []          # seconds each finished summary job took
 
     # ---- the loop's thread -------------------------------------------------------------------
-    def start(self, snapshot: list[dict], key: str, job: SummaryJob, summarize: Summarize,
-              replaces: list[dict] | None = None) -> Preparation:
-        """Summarize `snapshot` (the history as just sent) in a new thread; once ready it replaces the
-        snapshot's part of the history, or `replaces` (what stands for the snapshot in the live history)."""
-        prep = Preparation(tuple(snapshot), key, history_hash(snapshot), time.monotonic(),
-                           replaces=None if replaces is None else tuple(replaces))
+    def start(self, snapshot: list[dict], key: str, job: SummaryJob, summarize: Summarize) -> Preparation:
+        """Summarize `snapshot` (the history as just sent) in a new thread."""
+        prep = Preparation(tuple(snapshot), key, history_hash(snapshot), time.monotonic())
         source = copy.deepcopy(list(snapshot))      # the job's own copy: nothing it holds is the loop's
 
         def model(request: list[dict]):
@@ -214,7 +200,7 @@ class Background:
         if prep.key != key:
             self.drop("the summary's prompt changed (model, system prompt, tools or SUMMARY_MAX_TOKENS)")
             return None
-        if not covers(prep.prefix, messages):
+        if not covers(prep.snapshot, messages):
             self.drop("the history it covers changed")
             return None
         return prep
@@ -276,8 +262,7 @@ class Background:
         if prep is None:
             return "none"
         if not prep.done.is_set():
-            held = ("; it covers the results the last summary left as pointers" if prep.second else
-                    "; the limit was reached, so the results the model had seen were cleared meanwhile" if prep.held else "")
+            held = "; the limit was reached, so the results the model had seen were cleared meanwhile" if prep.held else ""
             return f"being prepared for {int(time.monotonic() - prep.started)} s, covers the first {prep.n} messages{held}"
         if prep.text is None:
             return f"failed: {prep.error}"

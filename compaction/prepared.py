@@ -50,8 +50,6 @@ AUTO = CompactionKind.AUTO_COMPACT
 REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
                             # more than this share of the limit and the next turn will apply it (the
                             # person's pause hides it; earlier, it would be made again at every turn's end)
-GAP_SHARE = 0.1             # a second summary covers the results a summary's going in left as pointers only
-                            # when they were more than this share of the limit (cover_gap)
 
 
 def held_picks(messages: list[dict], covered: int, recent: int) -> set[tuple[int, int]]:
@@ -116,44 +114,18 @@ class PreparedSummaries:
             return
         prep = self.current(messages)
         if prep is not None:                           # one at a time
-            uncovered = size - estimate_tokens(list(prep.prefix), h.system, h.tools)
+            uncovered = size - estimate_tokens(list(prep.snapshot), h.system, h.tools)
             if not (final and prep.ready and uncovered > REFRESH_SHARE * h.limit
                     and h.schedule.turn_would_pass(size, h.limit)):    # made again only for the turn
                 return                                                 # that will apply it
             h.background.drop("a newer snapshot is prepared")
         elif not final and not h.schedule.due_in_turn(size, h.limit):
             return
-        self.start(sent, size, f"prepared in the background at {size:,} tokens, for the limit {h.limit:,}")
-
-    def start(self, snapshot: list[dict], size: int, trigger: str, replaces: list[dict] | None = None) -> Preparation:
-        """Summarize `snapshot` (a prefix of the live history, the loop's own objects, or what `replaces`
-        stands for) in the background."""
-        h = self.host
-        window = h.window.tokens
-        job = SummaryJob(h.summarize, workspace=h.workspace, system=h.system, tools=h.tools, window=window,
-                         max_input_tokens=input_budget(window, h.settings.summary_max_tokens), measured=size,
-                         trigger=trigger)
-        return h.background.start(snapshot, self.key, job, h.background_summarize, replaces)
-
-    def cover_gap(self, prep: Preparation, base: list[dict], recent: int, live: list[dict]) -> None:
-        """`prep` just went in and the results read after its snapshot, before the recent work (`recent` in
-        `base`), were cleared to pointers. Summarize at once the history as it was sent up to the recent
-        work — `prep`'s snapshot, then that part whole (the prompt cache holds it: the request costs little)
-        — to replace the summary and those pointers (`live`: the start of the live history). `held`: it goes
-        in at the next call once ready. Only inside a turn (applied at a turn's first call, the summary
-        covers nearly all) and for a part of more than GAP_SHARE of the limit: going in, it writes the prompt
-        cache again after it (measured in bench/cost.py: +9 % billed input for every one; between turns too, +13 %
-        with 6-minute pauses)."""
-        h = self.host
-        whole = list(prep.snapshot) + [prep.originals.get(i, base[i]) for i in range(prep.n, recent)]
-        if (recent <= prep.n or prep.second or not h.schedule.in_turn() or h.settings.background_compact != "on"
-                or not h.auto_enabled
-                or estimate_tokens(whole[prep.n:]) - estimate_tokens(live[1:]) <= GAP_SHARE * h.limit):
-            return
-        size = estimate_tokens(whole, h.system, h.tools)
-        gap = self.start(whole, size, f"prepared in the background over the {recent - prep.n} messages read while "
-                                      "the last summary was written", replaces=live)
-        gap.held = gap.second = True
+        s, window = h.settings, h.window.tokens
+        job = SummaryJob(h.summarize, workspace=h.workspace, system=h.system, tools=h.tools,
+                         window=window, max_input_tokens=input_budget(window, s.summary_max_tokens), measured=size,
+                         trigger=f"prepared in the background at {size:,} tokens, for the limit {h.limit:,}")
+        h.background.start(sent, self.key, job, h.background_summarize)
 
     def hold(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
         """(history, count cleared): the limit is reached while `prep` is written: what its snapshot holds
@@ -171,9 +143,6 @@ class PreparedSummaries:
         if h.measure(out) > h.room:
             out, more = self.to_room(out, recent, why + ", the window being full")
             count += more
-        for i in range(prep.n, len(out)):          # after the snapshot: kept as they were, for the summary
-            if out[i] is not messages[i]:          # that will cover them once this one is in (cover_gap)
-                prep.originals.setdefault(i, messages[i])
         return out, count
 
     def to_room(self, messages: list[dict], recent: int, why: str) -> tuple[list[dict], int]:
@@ -203,7 +172,7 @@ class PreparedSummaries:
             if refused is not None or added:
                 h.background.drop("a PreCompact hook " + ("blocked it" if refused is not None else "added instructions"))
                 return h._hooked_instead(out, messages, measured, refused, added)
-        base = out if covers(prep.prefix, out) else messages if covers(prep.prefix, messages) else None
+        base = out if covers(prep.snapshot, out) else messages if covers(prep.snapshot, messages) else None
         if base is None:
             h.background.drop("the history it covers changed")
             return h._summarize(out, "", AUTO, measured=measured, sent=messages, hooked=bool(h.hooks))
@@ -223,13 +192,10 @@ class PreparedSummaries:
         if h.hooks:
             h.hooks.post_compact("auto", prep.text or "")
         shift = 1 - keep_from                   # base index → index in `new` (the summary message is first)
-        new, cleared = clear_to_pointers(new, seen_between(new, prep.n + shift, recent + shift), h.workspace,
-                                         h.continuity, h.emit, "no summary covers")   # after the snapshot,
-        #   before the recent work: kept whole, it would be written to the prompt cache again and carried in every
-        #   request (measured: +12 % to +49 % billed input in bench/background.py's long turn); a second summary
-        #   covers it instead (cover_gap)
-        self.cover_gap(prep, base, recent, new[:recent + shift])   # (not after one of those: a chain of them
-        #   cost +13 % to +48 %, measured)
+        new, _ = clear_to_pointers(new, seen_between(new, prep.n + shift, recent + shift), h.workspace,
+                                   h.continuity, h.emit, "no summary covers")   # after the snapshot, before the
+        #   recent work: kept whole, it would be written to the prompt cache again and carried in every request
+        #   (measured: +12 % to +49 % billed input in bench/background.py's long turn)
         after = estimate_tokens(new, h.system, h.tools)
         uncovered = sum(1 for m in new[1:] for b in blocks(m) if b.get("type") == "tool_result"
                         and result_text(b).startswith(PLACEHOLDER_PREFIX))

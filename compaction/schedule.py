@@ -55,10 +55,6 @@ class Schedule:
             kept = self.turn_growths[:-1] if self.recorded else self.turn_growths
             self.turn_growths, self.recorded = (kept + [self.turn_added])[-TURNS_REMEMBERED:], True
 
-    def in_turn(self) -> bool:
-        """Has a model call of this turn answered already? (Not before the turn's first call.)"""
-        return bool(self.growth)
-
     def next_turn(self) -> int:
         """How much the next turn is expected to add: as much as the largest of the last turns (0 before one ended)."""
         return max(self.turn_growths[-TURNS_REMEMBERED:], default=0)

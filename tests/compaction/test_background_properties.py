@@ -27,7 +27,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from compaction import Compactor, Continuity, compact_history
-from compaction.background import covers
 from compaction.summary import MIN_SUMMARIZABLE_TOKENS, SummaryJob, input_budget
 from compaction.boundaries import result_text, unseen_start
 from compaction.markers import MIN_CHARS, PLACEHOLDER_PREFIX
@@ -167,8 +166,7 @@ def test_a_prepared_summary_applied_to_a_grown_history_is_the_blocking_compactio
     out = compactor.prepare(history)
     if compactor.measure(history) <= limit:     # (a small history under the 1,000-token floor) not due
         return
-    gap = compactor.background.current      # a summary over what became pointers (test_background_gap.py)
-    assert gap is None or gap.held and covers(gap.prefix, out)
+    assert compactor.background.current is None
     summarized = out is not history and str(blocks(out[0])[0].get("text", "")).startswith("[compacted]")
     if not summarized:       # the summary did not save anything: the blocking design keeps the history too
         return
