@@ -338,6 +338,9 @@ class Compactor:
                 return self._apply(prep, out, messages, size, "the results it covers were cleared")
             return out
         if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
+            if not prep.held:                 # said once: the limit is passed, the summary goes in when ready
+                self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens · the summary "
+                                           "being prepared goes in when it is ready"))
             out, count = self._cut(out, prep, "while the summary is prepared")   # the older work: the summary
             if count:                                                            # covers the snapshot's part
                 prep.held = True

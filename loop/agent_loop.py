@@ -47,6 +47,7 @@ from tools import REGISTRY, ToolContext, tool_schemas
 MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a tool call before we stop
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
 WINDOW_CUT_SHARE = 0.25  # max_tokens with less output than this share of MAX_TOKENS: the window cut it
+NOTHING_SAID_TOKENS = 16  # an answer the window cut at this many output tokens or fewer said nothing yet
 MIN_ANSWER_ROOM = 512    # max_tokens is never brought below this to fit a stated window
 
 SYSTEM_PROMPT = """You are s08, a coding agent working in a terminal, in the workspace {workspace}.
@@ -307,24 +308,31 @@ def _call_model(messages: list[dict], agent: Agent) -> ModelReply:
         return reply
 
 
-def _cut_by_window(messages: list[dict], agent: Agent, reply: ModelReply, calls: list[dict]) -> bool:
+def _cut_by_window(messages: list[dict], agent: Agent, reply: ModelReply, calls: list[dict],
+                   ask_again: bool = False) -> str:
     """max_tokens with output far below MAX_TOKENS: the context window cut the answer, not the limit. Say
     so; the window is at most this prompt and answer (learned when believable); compact now (before
-    "continue" is suggested), or — mid tool call — at the next call, after the results."""
+    "continue" is suggested), or — mid tool call — at the next call, after the results. An answer cut
+    before it said anything (`ask_again`: once a turn) is dropped and asked again on the compacted
+    history: there is nothing to continue. "" (not the window), "cut", or "again"."""
     out = reply.usage.output if reply.usage else 0
     limit = agent.settings.max_tokens
     if not reply.usage or out >= limit * WINDOW_CUT_SHARE:
-        return False
+        return ""
     compactor = agent.compactor
     size = compactor.measure(messages)
     agent.emit(Notice(f"[the answer was cut off by the model's context window after {out:,} output tokens (far "
                       f"below MAX_TOKENS={limit:,}): the prompt and answer (~{size:,} tokens) filled it]", "warning"))
     compactor.window_cut(size)
     if calls:
-        return True
+        return "cut"
+    if ask_again and out <= NOTHING_SAID_TOKENS and messages:
+        asked = messages[:-1] if messages[-1]["role"] == "assistant" else messages[:]   # the cut answer dropped
+        messages[:] = compactor.reactive(asked, maximum=size, why="compacting, and asking again")
+        return "again"
     messages[:] = compactor.reactive(messages, maximum=size, why="compacting, so that the answer can go on")
     agent.emit(Notice("[say \"continue\" to go on]", "info"))
-    return True
+    return "cut"
 
 
 def _wrote_a_call(messages: list[dict], agent: Agent, reply: ModelReply, corrected: bool) -> bool:
@@ -349,6 +357,7 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
     """Call the model and run its tools until it answers without tool calls; return the last reply."""
     cut_off_rounds = pauses = 0
     corrected = False            # the model was told once this turn that a call written as text is not run
+    asked_again = False          # an answer the window cut before it said anything was asked again this turn
     while True:
         reply = _call_model(messages, agent)
         sent = messages[:]          # the history as this call sent it (a summary may be prepared of it)
@@ -362,7 +371,10 @@ def agent_loop(messages: list[dict], agent: Agent) -> ModelReply:
         agent.compactor.after_reply(sent, messages, final=not any(b.get("type") == "tool_use" for b in reply.content))
         calls = [b for b in reply.content if b.get("type") == "tool_use"]
         limited = reply.stop_reason == "max_tokens" and not reply.repeated    # a loop cut to one copy: said
-        window_cut = limited and _cut_by_window(messages, agent, reply, calls)
+        window_cut = _cut_by_window(messages, agent, reply, calls, not asked_again) if limited else ""
+        if window_cut == "again":
+            asked_again = True
+            continue
         if limited and not window_cut:
             cut_off_rounds += 1
             agent.emit(Notice(f"[response cut off: reached MAX_TOKENS={agent.settings.max_tokens}"

@@ -142,6 +142,8 @@ def test_at_the_limit_while_it_is_written_the_loop_goes_on_clearing_the_older_wo
     assert not prep.done.is_set() and compactor.background.current is prep    # nobody waited for it
     assert not any(isinstance(e, SummaryWait) for e in events) and not applied(events)
     assert any("while the summary is prepared" in getattr(e, "message", "") for e in events)
+    said = [e.message for e in events if "triggered" in getattr(e, "message", "")]   # the limit passed: said
+    assert len(said) == 1 and "> 20,000 tokens" in said[0] and "goes in when it is ready" in said[0]   # once
     texts = [result_text(b) for m in messages if isinstance(m["content"], list) for b in m["content"]
              if b.get("type") == "tool_result"]
     recent = recent_start(messages, compactor.recent_budget)

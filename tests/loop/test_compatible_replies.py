@@ -11,6 +11,7 @@ from access.credentials import consent_file, endpoint_adaptations
 from commands import dispatch
 from events import Compaction, ContextReport, Notice, ToolFinished
 from messages import tool_uses
+from standin import validate_request
 
 EMPTY = {"usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0,
                    "cache_creation_input_tokens": 0}}
@@ -205,6 +206,29 @@ def test_max_tokens_far_below_the_limit_is_named_a_window_cut_and_compacted_befo
     go_on = [i for i, t in enumerate(texts) if 'say "continue"' in t]
     assert compacted and go_on and cut[0] < compacted[0] < go_on[-1]
     assert len(standin.requests) == 4
+
+
+def test_an_answer_the_window_cut_before_it_said_anything_is_asked_again_once_on_the_compacted_history(
+        app_for, standin, workspace):
+    """Cut after a token or two (the prompt filled a window s08 did not know): nothing to continue, so the
+    cut answer is dropped and the question asked again after compacting — the turn ends with an answer,
+    not with "say continue". Once a turn: cut again, it is the one line."""
+    app, events = app_for()
+    a_long_first_turn(standin, workspace, app)
+    standin.queue({"text": "The", "stop_reason": "max_tokens", "usage": {"output_tokens": 1}}, SUMMARY,
+                  {"text": "It holds 400 numbered lines."})
+    result = app.turn("tell me what is in it")
+    assert result.ok and result.text == "It holds 400 numbered lines."
+    texts = notices(events)
+    assert any("cut off by the model's context window after 1 output" in t for t in texts)
+    assert not any('say "continue"' in t for t in texts)
+    assert not any(m["role"] == "assistant" and "The" == (m["content"][0].get("text") if isinstance(m["content"], list)
+                   else m["content"]) for m in app.messages)          # the cut answer is not in the history
+    validate_request({"model": "m", "max_tokens": 10, "messages": list(app.messages)})
+    cut = {"text": "A", "stop_reason": "max_tokens", "usage": {"output_tokens": 1}}
+    standin.queue(*[cut] * 4)            # every answer (and summary) cut: asked again once, then said
+    app.turn("and the last line?")
+    assert any('say "continue"' in t for t in notices(events))     # asked again once, then said
 
 
 def test_max_tokens_at_the_limit_is_still_the_output_limit(app_for, standin):
