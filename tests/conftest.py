@@ -173,3 +173,12 @@ def repl(tmp_path, workspace, standin):
     for child in children:
         if child.isalive():
             child.terminate(force=True)
+
+
+@pytest.fixture(scope="module")
+def gateway(backend, tmp_path_factory):
+    """A real LiteLLM proxy (tests/support/gateway.py) in front of the requesting module's own `backend`
+    stand-in, for the module's tests (the gateway lane: test_gateway*.py)."""
+    from support.gateway import MODEL, LiteLLMGateway
+    with LiteLLMGateway(backend.url, tmp_path_factory.mktemp("litellm"), MODEL) as gw:
+        yield gw

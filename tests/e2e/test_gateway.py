@@ -20,13 +20,12 @@ import pytest
 from access.credentials import endpoint_adaptations
 from support.agents import base_env, run_agent
 from events import Compaction, Notice, ToolFinished
-from support.gateway import LiteLLMGateway
+from support.gateway import MODEL
 from messages import tool_uses
 from standin import StandIn
 
 pytestmark = pytest.mark.gateway
 
-MODEL = "small-model"
 WINDOW = 4096
 
 
@@ -35,12 +34,6 @@ def backend():
     server = StandIn(context_window=WINDOW).start()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def gateway(backend, tmp_path_factory):
-    with LiteLLMGateway(backend.url, tmp_path_factory.mktemp("litellm"), MODEL) as gw:
-        yield gw
 
 
 @pytest.fixture

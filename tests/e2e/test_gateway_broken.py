@@ -8,20 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from events import Notice, TextDelta, ToolFinished
-from messages import blocks, text_of
+from events import TextDelta, ToolFinished
+from messages import text_of
+from support.replies import PARAGRAPH, results_of, text, warnings
 from standin import StandIn
 from support.agents import base_env
-from support.gateway import LiteLLMGateway
+from support.gateway import MODEL
 
 pytestmark = pytest.mark.gateway
 
-MODEL = "small-model"
 WINDOW = 4096
-PARAGRAPH = ("Let me check the configuration file again, because the error says the key is missing even "
-             "though the file seems to have it; maybe the loader reads another path, or the environment "
-             "overrides it, so I will read the loader and the settings module and compare both of them "
-             "with what the error message says about the key and where it looked for it first. ")
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +25,6 @@ def backend():
     server = StandIn(context_window=WINDOW).start()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def gateway(backend, tmp_path_factory):
-    with LiteLLMGateway(backend.url, tmp_path_factory.mktemp("litellm"), MODEL) as gw:
-        yield gw
 
 
 @pytest.fixture
@@ -56,16 +46,7 @@ def app_via(tmp_path, workspace, backend, gateway):
     assert not backend.rejections, backend.rejections
 
 
-def warnings(events):
-    return [e.text for e in events if isinstance(e, Notice) and e.kind == "warning"]
 
-
-def results_of(app):
-    return [b for m in app.messages if m["role"] == "user" for b in blocks(m) if b.get("type") == "tool_result"]
-
-
-def text(block):
-    return block["content"] if isinstance(block["content"], str) else block["content"][0]["text"]
 
 
 def test_arguments_that_are_not_json_through_litellm_are_one_error(app_via, backend, workspace):

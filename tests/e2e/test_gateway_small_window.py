@@ -19,11 +19,10 @@ from standin import Brain, StandIn
 from standin.openai_chat import count_chat_tokens
 from support.agents import base_env
 from support.build_log import build_log_part
-from support.gateway import LiteLLMGateway
+from support.gateway import MODEL
 
 pytestmark = pytest.mark.gateway
 
-MODEL = "small-model"
 WINDOW = 4096
 QUESTIONS = ["what failed?", "which module warned first?", "how many warnings?", "ok, and the last part?",
              "thanks, anything else?"]
@@ -36,12 +35,6 @@ def backend():
     yield server
     server.stop()
     assert not server.rejections, server.rejections
-
-
-@pytest.fixture(scope="module")
-def gateway(backend, tmp_path_factory):
-    with LiteLLMGateway(backend.url, tmp_path_factory.mktemp("litellm"), MODEL) as gw:
-        yield gw
 
 
 @pytest.mark.parametrize("overflow", ["empty", "error"])

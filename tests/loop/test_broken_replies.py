@@ -12,14 +12,11 @@ from __future__ import annotations
 import pytest
 
 from approvals.policy import Answer
-from events import Notice, ResponseDone, TextDelta, ToolFinished
-from messages import blocks, text_of
+from events import ResponseDone, TextDelta, ToolFinished
+from messages import text_of
+from support.replies import PARAGRAPH, results_of, text, warnings
 
 LOOP = "I will fix the bug now. "
-PARAGRAPH = ("Let me check the configuration file again, because the error says the key is missing even "
-             "though the file seems to have it; maybe the loader reads another path, or the environment "
-             "overrides it, so I will read the loader and the settings module and compare both of them "
-             "with what the error message says about the key and where it looked for it first. ")
 
 
 @pytest.fixture(params=["http", pytest.param("scripted", marks=pytest.mark.scripted)])
@@ -27,16 +24,7 @@ def model(request):
     return request.param
 
 
-def warnings(events):
-    return [e.text for e in events if isinstance(e, Notice) and e.kind == "warning"]
 
-
-def results_of(app):
-    return [b for m in app.messages if m["role"] == "user" for b in blocks(m) if b.get("type") == "tool_result"]
-
-
-def text(block):
-    return block["content"] if isinstance(block["content"], str) else block["content"][0]["text"]
 
 
 def test_a_tool_call_whose_input_is_not_json_is_answered_with_an_error_and_not_run(model, app_for, standin,
