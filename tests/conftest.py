@@ -182,3 +182,33 @@ def gateway(backend, tmp_path_factory):
     from support.gateway import MODEL, LiteLLMGateway
     with LiteLLMGateway(backend.url, tmp_path_factory.mktemp("litellm"), MODEL) as gw:
         yield gw
+
+
+@pytest.fixture
+def gw(backend, gateway):
+    """The gateway, with the backend's script, records and refusals cleared for this test."""
+    with backend.lock:
+        backend.replies.clear()
+        backend.requests.clear()
+        backend.answers.clear()
+        backend.rejections.clear()
+    backend.plain_only, backend.chat_overflow = 0, "empty"
+    return gateway
+
+
+@pytest.fixture
+def app_via(tmp_path, workspace, backend, gw):
+    """make(**settings) -> (App, events): an in-process s08 whose endpoint is the gateway; the backend
+    refused no request when the test ends (the history stayed valid through the proxy)."""
+    from agent import App
+    from support.gateway import MODEL
+
+    def make(**settings):
+        events: list = []
+        env = base_env(tmp_path, None, anthropic_base_url=gw.url, anthropic_api_key="sk-gateway-key",
+                       model_id=MODEL, **settings)
+        app = App(workspace, environ=env)
+        app.set_emit(events.append)
+        return app, events
+    yield make
+    assert not backend.rejections, backend.rejections

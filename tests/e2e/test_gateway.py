@@ -36,32 +36,6 @@ def backend():
     server.stop()
 
 
-@pytest.fixture
-def gw(backend, gateway):
-    """The gateway, with the backend's script, records and refusals cleared for this test."""
-    with backend.lock:
-        backend.replies.clear()
-        backend.requests.clear()
-        backend.answers.clear()
-        backend.rejections.clear()
-    backend.plain_only, backend.chat_overflow = 0, "empty"
-    return gateway
-
-
-@pytest.fixture
-def app_via(tmp_path, workspace, gw):
-    from agent import App
-
-    def make(**settings):
-        events: list = []
-        env = base_env(tmp_path, None, anthropic_base_url=gw.url, anthropic_api_key="sk-gateway-key",
-                       model_id=MODEL, **settings)
-        app = App(workspace, environ=env)
-        app.set_emit(events.append)
-        return app, events
-    return make
-
-
 def notices(events):
     return [e.text for e in events if isinstance(e, Notice)]
 

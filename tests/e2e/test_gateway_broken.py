@@ -12,8 +12,6 @@ from events import TextDelta, ToolFinished
 from messages import text_of
 from support.replies import PARAGRAPH, results_of, text, warnings
 from standin import StandIn
-from support.agents import base_env
-from support.gateway import MODEL
 
 pytestmark = pytest.mark.gateway
 
@@ -25,25 +23,6 @@ def backend():
     server = StandIn(context_window=WINDOW).start()
     yield server
     server.stop()
-
-
-@pytest.fixture
-def app_via(tmp_path, workspace, backend, gateway):
-    from agent import App
-    with backend.lock:
-        backend.replies.clear()
-        backend.requests.clear()
-        backend.answers.clear()
-
-    def make(**settings):
-        events: list = []
-        env = base_env(tmp_path, None, anthropic_base_url=gateway.url, anthropic_api_key="sk-gateway-key",
-                       model_id=MODEL, **settings)
-        app = App(workspace, environ=env)
-        app.set_emit(events.append)
-        return app, events
-    yield make
-    assert not backend.rejections, backend.rejections
 
 
 
