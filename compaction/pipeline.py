@@ -328,7 +328,8 @@ class Compactor:
         if self.schedule.last_size is None and first:    # a new session or a resumed one: the history
             self.schedule.last_size = self.measure(out[:-1])     # before this message is not its growth
         self.schedule.grew_to(size)
-        early = cold and size > self.settings.cold_compact_at * limit
+        early = cold and size > self.settings.cold_compact_at * limit and len(out) > 1    # not the turn's own
+        #                                                              message alone: nothing before it to summarize
         if size <= limit and not early:
             if prep is not None and prep.ready and len(out) > self._snip_max():
                 return self._apply(prep, out, messages, size, "a snip is due")      # better than the snip

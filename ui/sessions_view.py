@@ -39,7 +39,7 @@ def print_banner(console: Console, app) -> None:
     console.print(Text("Enter sends · Alt-Enter adds a line · Esc or Ctrl-C interrupts · Shift-Tab approvals "
                        f"({safe_line(app.approvals.mode)}) · /help · Ctrl-D exits", style="dim"))
     if not app.demo and getattr(app, "agent", None) is not None:
-        console.print(Text(window_line(app.agent.compactor.window), style="dim"))
+        console.print(Text(window_line(app.agent.compactor), style="dim"))
     sandbox = getattr(app, "sandbox", None)
     if sandbox is not None and (sandbox.mode != "read-only" or not sandbox.available):
         console.print(Text(safe_line(sandbox.status()), style="dim" if sandbox.available else "yellow"))
@@ -54,11 +54,14 @@ def print_banner(console: Console, app) -> None:
         show_resumed(console, app.resumed, app.messages)
 
 
-def window_line(window) -> str:
+def window_line(compactor) -> str:
     """The context window in use and where it came from (compaction/window.py), e.g. "context window 4,096
-    tokens (llama.cpp /props n_ctx) · compaction at 3,072"."""
+    tokens (llama.cpp /props n_ctx) · compaction at 3,072"; while the server is still being asked, says so
+    (its answer comes as a line of its own)."""
+    window = compactor.window
+    asking = " · asking the server" if getattr(compactor, "window_probe", None) is not None else ""
     return (f"context window {window.tokens:,} tokens ({safe_line(window.source, 80)}) · "
-            f"compaction at {window.limit:,}")
+            f"compaction at {compactor.limit:,}{asking}")
 
 
 def counted(loaded) -> str:

@@ -77,6 +77,21 @@ def test_context_window_set_by_the_person_wins_and_the_server_is_not_asked(app_f
     assert "context window 100,000 tokens (CONTEXT_WINDOW)" in banner(app)
 
 
+def test_a_small_context_window_set_by_the_person_shows_where_compaction_really_starts(app_for, standin):
+    """CONTEXT_WINDOW=4096 with the default CONTEXT_LIMIT (50,000): compaction starts where a request would no
+    longer fit with the answer's room (compaction/room.py), and the banner says that, not 50,000."""
+    app, _ = app_for(context_window=4_096)
+    assert app.agent.compactor.limit == 3_072
+    assert "context window 4,096 tokens (CONTEXT_WINDOW) · compaction at 3,072" in banner(app)
+
+
+def test_while_the_server_is_asked_the_banner_says_so(app_for, standin):
+    standin.props_window = 4_096
+    app, _ = app_for()
+    app.agent.compactor.window_probe = app.window_probe        # as at start-up, before the first turn took it
+    assert "· asking the server" in banner(app)
+
+
 def test_context_window_set_later_wins_over_the_servers_word(app_for, standin, workspace):
     app, _ = told_app(app_for, standin, props_window=4_096)
     app.probe_window()

@@ -143,6 +143,17 @@ def test_a_turn_on_a_cold_cache_compacts_past_the_threshold(app_for, standin, wo
     assert any(is_summary_request(r) for r in standin.requests)
 
 
+def test_a_first_message_alone_on_a_cold_cache_is_not_summarized(app_for, standin, workspace):
+    """A new session (or one just cleared) starts cold, but its first message is all there is: a big paste
+    is sent as it is, not summarized before the model ever saw it."""
+    standin.brain = Model({"text": "read it"}, summaries=[{"text": "Summary: a paste."}])
+    app, events = app_for(context_limit=10_000)
+    assert app.turn("here is the log: " + "gcc -c src/mod.c -o build/mod.o ok; " * 700).ok
+    assert app.agent.compactor.measure(app.messages) > 0.5 * 10_000          # past COLD_COMPACT_AT
+    assert not [e for e in events if isinstance(e, Compaction) and e.layer == "auto_compact"]
+    assert not any(is_summary_request(r) for r in standin.requests)
+
+
 def test_a_turn_on_a_warm_cache_does_not(app_for, standin, workspace):
     app, events, now = history_at(app_for, standin, workspace, 0.6, background_compact="off")   # none prepared
     now[0] += 60
