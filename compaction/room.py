@@ -176,7 +176,8 @@ def _move_older(messages, target, measure, workspace, continuity, emit, _setting
                                0, start, len(messages))
     write_transcript(workspace, moved_out, header, path)
     continuity.commit(moved, shown)
-    emit(Compaction(CompactionKind.SNIP_COMPACT, f"moved {len(moved_out)} messages → {shown} to fit the window",
+    plural = "s" * (len(moved_out) != 1)
+    emit(Compaction(CompactionKind.SNIP_COMPACT, f"moved {len(moved_out)} message{plural} → {shown} to fit the window",
                     {"path": str(path), "count": len(moved_out), "header": header}))
     return out
 
