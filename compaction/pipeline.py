@@ -10,17 +10,17 @@
 Cheap, deterministic layers first (LAYERS, each one object, layer.py); the model is asked only when they
 were not enough. `compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too
 long" (and what an endpoint does instead, loop.py decides). `fit` is the last step of every path: the
-request fits the window with room for the answer (room.py).
+request fits the window with room for the answer (room.py). With BACKGROUND_COMPACT=on the summary is
+prepared before it is needed and goes in when one is called for (prepared.py); off, it is made then.
 
 The Compactor orchestrates parts, each named for its decision: recent.py (what must stay), cut.py (how
 to cut to a target), room.py (what a request must fit), schedule.py (when to prepare a summary),
 prepared.py (applying one prepared in the background, background.py runs it), breaker.py (when
 automatic summaries stop), fallback.py (the cut without the model), summary.py (making a summary),
-endpoint_window.py (what the endpoint shows about its window and its counts), window.py (the window
-and the CacheClock: a turn that starts cold may summarize early, at COLD_COMPACT_AT of the limit). It
-holds what they need across calls and keeps it when the settings change (`use_settings`): the
-session's Continuity, the MessageIndex (index.py), the Window, the clock, the breaker, the snip
-transcript.
+endpoint_window.py (what the endpoint shows about its window and its counts), window.py (the window,
+and the CacheClock: when a turn starts cold). It holds what they need across calls and keeps it when
+the settings change (`use_settings`): the session's Continuity, the MessageIndex (index.py), the
+Window, the clock, the breaker, the snip transcript.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Callable
 
 from events import Compaction, CompactionKind, Emit, ignore, Notice
 from storage import SNIPPED
-from .background import Background, Preparation
+from .background import Background
 from .breaker import Breaker
 from .budget import BudgetSettings, ToolResultBudget
 from .continuity import Continuity
@@ -133,7 +133,9 @@ class Compactor:
 
     def begin_turn(self, ttl: str = "5m") -> None:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
-        prompt cache expired (for breakpoints of this `ttl` mode) is a cold one (see the module docstring)."""
+        prompt cache expired (for breakpoints of this `ttl` mode, window.py's CacheClock) is a cold one: its
+        first call clears old results whatever their batch size, and summarizes the history once it is past
+        COLD_COMPACT_AT of the limit, because the prompt is written again anyway."""
         self.breaker.begin_turn()
         self.schedule.begin_turn()
         self.cold_turn = self.cache.cold(ttl)
@@ -188,7 +190,7 @@ class Compactor:
     def _prepare(self, messages: list[dict]) -> list[dict]:
         cold, self.cold_turn = self.cold_turn, False      # only the turn's first call starts cold
         first = self.schedule.first_call()
-        prep = self._prepared(messages)
+        prep = self.prepared.current(messages)
         out = self.cheap_layers(messages, clear_all=cold, hold_snip=prep is not None)
         size, limit = self.measure(out), self.limit
         if self.schedule.last_size is None and first:    # a new session or a resumed one: the history
@@ -197,18 +199,18 @@ class Compactor:
         early = cold and size > self.settings.cold_compact_at * limit and len(out) > 1    # not the turn's own
         #                                                              message alone: nothing before it to summarize
         if size <= limit and not early:
-            if prep is not None and prep.ready and len(out) > self._snip_max():
-                return self._apply(prep, out, messages, size, "a snip is due")      # better than the snip
+            if prep is not None and prep.ready and len(out) > self.prepared.snip_max():
+                return self.prepared.apply(prep, out, messages, size, "a snip is due")      # better than the snip
             if first and prep is not None and prep.ready and self.schedule.turn_would_pass(size, limit):
-                return self._apply(prep, out, messages, size, "this turn would pass the limit")
+                return self.prepared.apply(prep, out, messages, size, "this turn would pass the limit")
             if prep is not None and prep.ready and prep.held:
-                return self._apply(prep, out, messages, size, "the results it covers were cleared")
+                return self.prepared.apply(prep, out, messages, size, "the results it covers were cleared")
             return out
         if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
             if not prep.held:                 # said once: the limit is passed, the summary goes in when ready
                 self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens · the summary "
                                            "being prepared goes in when it is ready"))
-            out, count = self._cut(out, prep, "while the summary is prepared")   # the older work: the summary
+            out, count = self.prepared.hold(out, prep, "while the summary is prepared")   # the older work: the summary
             if count:                                                            # covers the snapshot's part
                 prep.held = True
                 size = self.measure(out)
@@ -223,37 +225,21 @@ class Compactor:
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} tokens and the prompt cache "
                                        "has expired: compacting now costs nothing extra"))
         if prep is not None:
-            return self._apply(prep, out, messages, size)
+            return self.prepared.apply(prep, out, messages, size)
         why = ("summary", f"{size:,} > {limit:,} tokens") if size > limit else \
             ("cold", f"{size:,} tokens, prompt cache expired")
         return self._summarize(out, "", AUTO, measured=size, sent=messages, why=why)
 
     # ---- the summary prepared in the background (prepared.py) ----------------------------
-    @property
-    def prompt_key(self) -> str:
-        return self.prepared.key
-
-    def _snip_max(self) -> int:
-        return self.prepared.snip_max()
-
     def collect(self) -> None:
         """At a safe point of the loop's thread: take what the background job left (prepared.py)."""
         self.prepared.collect()
-
-    def _prepared(self, messages) -> Preparation | None:
-        return self.prepared.current(messages)
 
     def after_reply(self, sent: list[dict], messages, final: bool = True) -> None:
         """A model call answered: start preparing a summary if one is due (prepared.py)."""
         self.prepared.after_reply(sent, messages, final)
 
-    def _cut(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
-        return self.prepared.hold(messages, prep, why)
-
-    def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
-               why: str = "") -> list[dict]:
-        return self.prepared.apply(prep, out, messages, measured, why)
-
+    # ---- a summary now, and what to do when it fails --------------------------------------
     def _summarize(self, messages: list[dict], focus: str, kind: CompactionKind, measured: int | None = None,
                    scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None,
                    why: tuple[str, str] = ("summary", ""), hooked: bool = False) -> list[dict]:
@@ -357,14 +343,14 @@ class Compactor:
         count against our own estimate of the same request scales every budget to the API's tokens.
         `why`: what the endpoint did instead of saying so (the line shown then)."""
         said = f" ({counted:,} > {maximum:,} tokens)" if counted and maximum else ""
-        prep = self._prepared(messages)
+        prep = self.prepared.current(messages)
         estimate = estimate_tokens(messages, self.system, self.tools)
         scale = self.endpoint.too_long(counted, estimate)
         self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] " + (why or f"the API says the prompt is too long{said}; "
                                                                   "compacting and retrying once")))
         self.endpoint.learn_window(maximum)
         if prep is not None:
-            applied = self._apply(prep, messages, messages, counted or estimate)
+            applied = self.prepared.apply(prep, messages, messages, counted or estimate)
             if not maximum or estimate_tokens(applied, self.system, self.tools) * scale < maximum:
                 return self.fit(applied)
             messages = applied
