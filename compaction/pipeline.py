@@ -100,18 +100,6 @@ class Compactor:
         self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
 
     @property
-    def failures(self) -> int:
-        return self.breaker.failures
-
-    @failures.setter
-    def failures(self, count: int) -> None:
-        self.breaker.failures = count
-
-    @property
-    def auto_enabled(self) -> bool:
-        return self.breaker.auto_enabled
-
-    @property
     def limit(self) -> int:
         """Where the summary starts: the window's limit, but never past what a request may measure."""
         return min(self.window.limit, self.fit_target)
@@ -206,7 +194,7 @@ class Compactor:
             if prep is not None and prep.ready and prep.held:
                 return self.prepared.apply(prep, out, messages, size, "the results it covers were cleared")
             return out
-        if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
+        if prep is not None and not prep.done.is_set() and size > limit and self.breaker.auto_enabled:
             if not prep.held:                 # said once: the limit is passed, the summary goes in when ready
                 self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens · the summary "
                                            "being prepared goes in when it is ready"))
@@ -216,7 +204,7 @@ class Compactor:
                 size = self.measure(out)
             if size <= self.room:             # the recent work stays while the window has room: go on
                 return out
-        if not self.auto_enabled:
+        if not self.breaker.auto_enabled:
             self.breaker.warn_off(size, limit, self.emit)
             return out
         if size > limit:
@@ -271,7 +259,7 @@ class Compactor:
             if exc.trivial:
                 self.emit(Notice(f"[{kind.label}: {exc}]", "info"))
             else:
-                self._count_failure(kind, exc)
+                self.breaker.failed(kind, exc, self.emit)
             return messages if kind is MANUAL else self._fallback(messages)
         self.breaker.succeeded()
         self.meter.forget()
@@ -291,9 +279,6 @@ class Compactor:
                          + ("the history was kept]" if kind is MANUAL else "cutting without the model instead]"),
                          "warning"))
         return out if kind is MANUAL else self._fallback(out)
-
-    def _count_failure(self, kind: CompactionKind, exc: Exception, where: str = "") -> None:
-        self.breaker.failed(kind, exc, self.emit, where)
 
     def _fallback(self, messages: list[dict]) -> list[dict]:
         """No model: cut without it (fallback.py)."""
