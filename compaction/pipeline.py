@@ -77,8 +77,9 @@ class Compactor:
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
         self.window = Window(settings.context_limit, settings.context_window)
-        self.endpoint = EndpointWindow(self.window, lambda messages: estimate_tokens(messages, self.system, self.tools),
-                                       lambda event: self.emit(event), lambda: self.limit, self._rebudget)    # what it shows (endpoint_window.py)
+        self.endpoint = EndpointWindow(        # what the endpoint shows about it (endpoint_window.py)
+            self.window, lambda messages: estimate_tokens(messages, self.system, self.tools),
+            lambda event: self.emit(event), lambda: self.limit, self._rebudget)
         self.index = MessageIndex(settings.preserved_tools)
         self.meter = ContextMeter(self.index)
         self.settings: Settings = settings
