@@ -126,7 +126,7 @@ class App:
             bind_session(self.workspace, history.log.id)     # the files compaction writes are named for it
         self.continuity.connect(history.note)
         history.kept_state = self._state_records
-        self.agent.compactor.on_window = history.note
+        self.agent.compactor.endpoint.on_window = history.note
         self.agent.compactor.background.on_record = history.note      # preparing, applying a summary
         self.agent.compactor.prepare_between_turns = self.origin != "print"     # -p: no turn follows
         use_checkpoints(self, history)
@@ -134,7 +134,7 @@ class App:
     def _state_records(self) -> list[dict]:
         """What a catch-up snapshot of the session log writes besides the history."""
         learned = self.agent.compactor.window.learned
-        return ([self.continuity.snapshot()] + ([self.agent.compactor.window_record()] if learned else [])
+        return ([self.continuity.snapshot()] + ([self.agent.compactor.endpoint.window_record()] if learned else [])
                 + self.continuity.rewound_records() + self.checkpoints.records() + model_records(self))
 
     def _resume(self, loaded: LoadedSession) -> LoggedHistory:
@@ -151,8 +151,8 @@ class App:
             covered, tokens = loaded.anchor
             self.agent.compactor.meter.anchor(history, covered, tokens)
         if not (loaded.window_silent and self.access.sources.get("CONTEXT_WINDOW")):    # the person's setting wins
-            self.agent.compactor.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
-        self.agent.compactor.resume_answered(loaded.answered)
+            self.agent.compactor.endpoint.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
+        self.agent.compactor.endpoint.resume_answered(loaded.answered)
         if loaded.prepared and (loaded.repaired or not self.agent.compactor.background.restore(history, loaded.prepared)):
             history.note({"t": "dropped", "n": loaded.prepared["n"], "why": "the resumed history is not the one "
                           "it summarized"})
@@ -291,7 +291,7 @@ class App:
         agent.tool_ctx.sandbox = self.sandbox          # rebuilt with the approvals (after a consent), else the same
         agent.compactor.use_settings(self.settings)
         if self.window_source and (self.settings.context_window, self.window_source) != before_window:
-            agent.compactor.forget_silence()          # set now: the person's window wins over an empty answer's
+            agent.compactor.endpoint.forget_silence()          # set now: the person's window wins over an empty answer's
         if self.settings.base_url != before_url:      # what was learned belongs to the endpoint
             self._adapt_to_endpoint()
         self._add_instructions_warning()
@@ -380,12 +380,12 @@ class App:
                 and not self.access.sources.get("CONTEXT_WINDOW") and probe_wanted(self.settings.base_url):
             key = self.settings.anthropic_api_key or self.settings.anthropic_auth_token
             self.window_probe = WindowProbe.start(self.settings.base_url, self.settings.model_id, key)
-            self.agent.compactor.window_probe = self.window_probe
+            self.agent.compactor.endpoint.window_probe = self.window_probe
         compactor = self.agent.compactor
         if not self.access.sources.get("CONTEXT_WINDOW"):
-            compactor.take_told()
-        elif compactor.window_probe is not None or compactor.window.told:   # set since (a reloaded .env):
-            compactor.window_probe, compactor.window.told = None, None     # the setting wins
+            compactor.endpoint.take_told()
+        elif compactor.endpoint.window_probe is not None or compactor.window.told:   # set since (a reloaded .env):
+            compactor.endpoint.window_probe, compactor.window.told = None, None     # the setting wins
             compactor.continuity.use_settings(self.settings, compactor.limit)
 
     # ---- the conversation --------------------------------------------------------------
@@ -431,17 +431,17 @@ class App:
         started = self.hooks_started
         self.close("clear")
         old = self.agent.compactor      # the window belongs to the endpoint, not the conversation
-        learned, silent, told = old.window.learned, old.silent_at, (old.window.told, old.window.told_from)
+        learned, silent, told = old.window.learned, old.endpoint.silent_at, (old.window.told, old.window.told_from)
         self.continuity = Continuity()          # a new session (the old one stays resumable), remembering nothing
         self.agent = None                       # type: ignore[assignment]
         self.load()                             # and a fresh compactor: no state of the old conversation
         self._use_history(self._new_history())
         self.plan_told = False
-        self.agent.compactor.learn_window(learned, quiet=True, silent=silent)
+        self.agent.compactor.endpoint.learn_window(learned, quiet=True, silent=silent)
         if told[0]:
             self.agent.compactor.window.tell(*told)
             self.agent.compactor.continuity.use_settings(self.settings, self.agent.compactor.limit)
-        self.agent.compactor.window_probe = old.window_probe
+        self.agent.compactor.endpoint.window_probe = old.endpoint.window_probe
         self.ledger.new_session()               # the run's total goes on
         self.approvals.forget()                 # "always" answers belonged to the old session
         self.last_tool = None

@@ -149,7 +149,7 @@ def _context(app, _arg: str) -> None:
                 f"{report.budget:,}; {report.loaded} loaded, {report.rewrites} cache rewrites") if report.deferred \
             else f"within MCP_SCHEMA_BUDGET {report.budget:,}"
     app.emit(ContextReport(parts, total, window.limit, window.tokens, window.source,
-                           sandbox.status() if sandbox is not None else "", agent.compactor.usage_doubt,
+                           sandbox.status() if sandbox is not None else "", agent.compactor.endpoint.usage_doubt,
                            agent.compactor.background.describe() if app.settings.background_compact == "on" else "",
                            mcp, note,
                            app.delegator.context_line() if getattr(app, "delegator", None) else "",

@@ -178,7 +178,7 @@ class ContextReport:
     window: int
     window_source: str = "CONTEXT_WINDOW"     # or where else it came from (compaction/window.py)
     sandbox: str = ""                         # the bash tool's sandbox in one line (tools.sandbox.Sandbox.status)
-    usage_doubt: str = ""                     # why the endpoint's usage is not trusted (compaction/pipeline.py)
+    usage_doubt: str = ""                     # why the endpoint's usage is not trusted (compaction/endpoint_window.py)
     summary: str = ""                         # the summary prepared in the background, if any
     mcp: dict = field(default_factory=dict)   # MCP schema tokens per server, as sent now (servers/manager.py)
     mcp_note: str = ""                        # MCP schemas deferred or not, against MCP_SCHEMA_BUDGET

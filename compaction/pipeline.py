@@ -1,57 +1,26 @@
-"""The pipeline, in the seeds' order, run on the history before every model call.
+"""The Compactor: the pipeline run on the history before every model call, and its other paths.
 
     messages[:] = compactor.prepare(messages)
 
         tool_result_budget   outputs too big for the context → .task_outputs/
         snip_compact         past SNIP_MAX_MESSAGES → drop the middle (→ .transcripts/)
         micro_compact        old tool results → "[Previous: used <tool>]"
-        compact_history      still over CONTEXT_LIMIT tokens → model-written summary
+        compact_history      still over the limit → model-written summary
 
-Cheap, deterministic layers first; the model is asked only when they were not
-enough. The cheap ones are LAYERS, in order (each one object, see layer.py): adding one is
-one module plus one entry there. The Compactor holds what the layers need across calls, and keeps it
-when the settings change (`use_settings`):
-  - the session's Continuity: the person's messages and the work ledger, which every cut keeps;
-  - the MessageIndex (index.py): what each layer and the meter decide about a message is computed
-    once for that message object, so a call's own work does not grow with the history;
-  - the Window (window.py): CONTEXT_WINDOW, the server's word (take_told), the one the API stated or an
-    empty answer bounded (silence_is_overflow), and the limit it implies;
-  - the CacheClock (window.py): a turn that starts after the prompt cache expired starts "cold" —
-    then old results are cleared whatever their batch size, and the history is summarized once it is
-    past COLD_COMPACT_AT of the limit, because the prompt is written again anyway;
-  - the session's snip transcript (SnipCompact hands back the one it started, in the LayerContext),
-    and the Breaker (breaker.py): after MAX_FAILURES failed summaries in a row the automatic summary
-    stops until /compact. A failed summary keeps the history and falls back to the cut without the
-    model (fallback.py).
-`compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too long" (and what
-an endpoint says instead: an empty answer to a prompt past what it answered before, an answer cut by
-the window — loop.py decides).
+Cheap, deterministic layers first (LAYERS, each one object, layer.py); the model is asked only when they
+were not enough. `compact()` serves the compact tool and /compact; `reactive()` serves "prompt is too
+long" (and what an endpoint does instead, loop.py decides). `fit` is the last step of every path: the
+request fits the window with room for the answer (room.py). With BACKGROUND_COMPACT=on the summary is
+prepared before it is needed and goes in when one is called for (prepared.py); off, it is made then.
 
-Usage is checked, not trusted: some compatible endpoints report input tokens without the system
-prompt and tools, or without what their own cache held (a gateway in front of llama.cpp reported 17
-where the model counted 525). A usage under USAGE_TRUST_SHARE of s08's own estimate of the same
-request is not anchored on: the meter and every compaction decision use the estimate, and the
-compactor says so once (`usage_doubt`, which /context shows).
-
-With BACKGROUND_COMPACT=on the summary is prepared before it is needed (prepared.py starts and applies
-it, background.py runs it): `after_reply` starts summarizing the history as just sent, in a thread — at
-a turn's end when the next turns would pass the limit, inside a turn two calls before it. When a
-compaction is called for (the limit, a cold cache, "prompt is too long", the first call of a turn that
-would pass the limit) the prepared summary replaces the part it covers (`_apply`); after its snapshot
-the calls stay and the seen results become pointers. At the limit while it is still written the loop
-clears what it covers, all at once, instead of waiting (`_cut`), and applies it once it is ready. While
-one is prepared, snip_compact waits (a ready summary is applied instead when a snip is due). Off:
-exactly the blocking design.
-
-Every path keeps the recent work whole (recent.py: the newest RECENT_WORK of the limit the model has
-seen): a summary keeps it after the summary message, pointers stop before it, micro_compact leaves
-it; only a window with no room clears it (prepared.py, cut.py). The parts the Compactor orchestrates, each
-named for its decision: recent.py (what must stay), cut.py (how to cut to a target), schedule.py (when
-to prepare a summary), prepared.py (applying one prepared in the background), breaker.py (when
-automatic summaries stop), fallback.py (the cut without the model), background.py and summary.py
-(making a summary), room.py (what a request must fit, and the cut that makes it fit: `fit`, the last
-step of prepare, compact and reactive — whatever the summary did, the request fits the window with
-room for the answer; the limit never passes what a request may measure).
+The Compactor orchestrates parts, each named for its decision: recent.py (what must stay), cut.py (how
+to cut to a target), room.py (what a request must fit), schedule.py (when to prepare a summary),
+prepared.py (applying one prepared in the background, background.py runs it), breaker.py (when
+automatic summaries stop), fallback.py (the cut without the model), summary.py (making a summary),
+endpoint_window.py (what the endpoint shows about its window and its counts), window.py (the window,
+and the CacheClock: when a turn starts cold). It holds what they need across calls and keeps it when
+the settings change (`use_settings`): the session's Continuity, the MessageIndex (index.py), the
+Window, the clock, the breaker, the snip transcript.
 """
 
 from __future__ import annotations
@@ -62,10 +31,11 @@ from typing import TYPE_CHECKING, Callable
 
 from events import Compaction, CompactionKind, Emit, ignore, Notice
 from storage import SNIPPED
-from .background import Background, Preparation
+from .background import Background
 from .breaker import Breaker
 from .budget import BudgetSettings, ToolResultBudget
 from .continuity import Continuity
+from .endpoint_window import EndpointWindow
 from .index import ContextMeter, MessageIndex
 from .layer import Layer, LayerContext
 from .fallback import FALLBACK_SHARE, cut_without_model
@@ -78,7 +48,7 @@ from .snip import SnipCompact
 from .summary import (Summarize, SummaryFailed, SummaryJob, compact_history, input_budget,
                       reactive_compact, summary_of)
 from .tokens import estimate_tokens, usage_tokens
-from .window import API_STATED, CacheClock, Window
+from .window import CacheClock, Window
 
 if TYPE_CHECKING:
     from config import Settings
@@ -86,8 +56,6 @@ if TYPE_CHECKING:
 AUTO, MANUAL, REACTIVE = CompactionKind.AUTO_COMPACT, CompactionKind.MANUAL_COMPACT, CompactionKind.REACTIVE_COMPACT
 LAYERS: tuple[type[Layer], ...] = (ToolResultBudget, SnipCompact, MicroCompact)     # the cheap layers, in order
 WINDOW_ROOM = 0.8          # a prompt past the limit may grow to this share of the window while a summary is prepared
-USAGE_TRUST_SHARE = 0.5             # a usage under half of s08's estimate is taken as incomplete
-MAX_USAGE_SCALE = 2.0               # a usage over s08's estimate scales what must fit the window, up to this
 
 
 class Compactor:
@@ -97,9 +65,6 @@ class Compactor:
         self.system, self.tools = system, tools
         self.continuity = continuity or Continuity(workspace=self.workspace)
         self.cache = CacheClock(clock) if clock else CacheClock()
-        self.on_window: Callable[[dict], None] | None = None    # records a learned window (the session log)
-        self.silent_at: int | None = None         # the empty answer's size the learned window came from
-        self.window_probe = None                  # asking the server its window (llm/window_probe.py), or None
         self.background = Background(self.workspace)            # the summary prepared ahead (background.py)
         self.background_summarize: Callable = lambda request, _emit: self.summarize(request)
         self.schedule = Schedule()                # when it is prepared and goes in (schedule.py)
@@ -107,17 +72,14 @@ class Compactor:
         self.hooks = None                         # PreCompact / PostCompact (hooks/session.py), or None
         self.breaker = Breaker()                  # when automatic summaries stop (breaker.py)
         self.prepared = PreparedSummaries(self)   # starting and applying it (prepared.py)
-        self.usage_doubt = ""           # why the endpoint's usage is not trusted ("" while it is)
-        self.largest_answered = 0       # the largest prompt (tokens) this endpoint answered in the session
-        self.largest_estimate = 0       # the same prompt as s08 estimates it (the unit of a window an empty answer bounds)
-        self.api_scale = 1.0            # the endpoint's count of a prompt over s08's estimate, when it said one
-        self.usage_scale = 1.0          # the same, from the usage it reported (a log counts more than prose)
-        self.silences = 0               # empty answers in a row
         self.cold_turn = False
         self.no_room_said = False       # the one line that the system prompt and tools leave no room was said
         snipped = [p for p in self.continuity.ledger.transcripts() if Path(p).name.startswith(f"{SNIPPED}_")]
         self.snip_transcript: Path | None = self.workspace / snipped[-1] if snipped else None
         self.window = Window(settings.context_limit, settings.context_window)
+        self.endpoint = EndpointWindow(        # what the endpoint shows about it (endpoint_window.py)
+            self.window, lambda messages: estimate_tokens(messages, self.system, self.tools),
+            lambda event: self.emit(event), lambda: self.limit, self._rebudget)
         self.index = MessageIndex(settings.preserved_tools)
         self.meter = ContextMeter(self.index)
         self.settings: Settings = settings
@@ -132,19 +94,11 @@ class Compactor:
         self.settings = settings
         self.layers: tuple[Layer, ...] = tuple(layer.from_settings(settings) for layer in LAYERS)
         self.window.limit_setting, self.window.window_setting = settings.context_limit, settings.context_window
-        self.continuity.use_settings(settings, self.limit, self.window.tokens)
+        self._rebudget()
 
-    @property
-    def failures(self) -> int:
-        return self.breaker.failures
-
-    @failures.setter
-    def failures(self, count: int) -> None:
-        self.breaker.failures = count
-
-    @property
-    def auto_enabled(self) -> bool:
-        return self.breaker.auto_enabled
+    def _rebudget(self) -> None:
+        """The limit or the window changed: what the continuity keeps is budgeted again."""
+        self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
 
     @property
     def limit(self) -> int:
@@ -168,7 +122,9 @@ class Compactor:
 
     def begin_turn(self, ttl: str = "5m") -> None:
         """A new user turn: failures are counted at most once per turn; a turn that starts after the
-        prompt cache expired (for breakpoints of this `ttl` mode) is a cold one (see the module docstring)."""
+        prompt cache expired (for breakpoints of this `ttl` mode, window.py's CacheClock) is a cold one: its
+        first call clears old results whatever their batch size, and summarizes the history once it is past
+        COLD_COMPACT_AT of the limit, because the prompt is written again anyway."""
         self.breaker.begin_turn()
         self.schedule.begin_turn()
         self.cold_turn = self.cache.cold(ttl)
@@ -178,114 +134,15 @@ class Compactor:
         return self.meter.measure(messages, self.system, self.tools)
 
     def observe(self, messages: list[dict], usage) -> None:
-        """A reply was appended: anchor the meter on its usage — unless that is far below s08's own
-        estimate of the same request (then the estimate stands, and that is said once)."""
-        reported = usage_tokens(usage)
+        """A reply was appended: anchor the meter on its usage, unless the endpoint's count is not
+        trusted (endpoint_window.py)."""
         estimate = self.meter.estimate(messages, self.system, self.tools)
-        if reported < estimate * USAGE_TRUST_SHARE:
-            self.meter.forget()
-            if not self.usage_doubt:
-                said = f"{reported:,} tokens reported" if reported else "no tokens reported"
-                self.usage_doubt = (f"the endpoint's usage looks incomplete ({said} where s08 estimates "
-                                    f"{estimate:,}); the meter and compaction use s08's estimate")
-                self.emit(Notice(f"[{self.usage_doubt}]", "warning"))
-        else:
+        if self.endpoint.usage(usage_tokens(usage), estimate):
             self.meter.observe(messages, usage)
-            if estimate:
-                self.usage_scale = max(self.usage_scale, min(reported / estimate, MAX_USAGE_SCALE))
-        self.largest_answered = max(self.largest_answered, self.measure(messages))    # as the next size is measured
-        self.largest_estimate = max(self.largest_estimate, estimate)     # the same, in s08's own estimate
-        self.silences = 0
+        else:
+            self.meter.forget()
+        self.endpoint.answered(self.measure(messages), estimate)    # as the next size is measured
         self.cache.used()
-        self.take_told()
-
-    def silence_is_overflow(self, size: int, messages: list[dict] | None = None) -> bool:
-        """An empty answer to a prompt of `size` tokens (`messages`): a context overflow when the prompt is
-        near the window s08 knows, or larger than any this endpoint answered in the session (a window s08
-        does not know), or when the endpoint was silent the time before too (a resumed session may start
-        past the window). Then the window is below this prompt and above the largest answered: learned
-        (window.py, silence_bound) so that the next request fits — in s08's own estimate of both prompts,
-        the unit compaction cuts to (the endpoint's count of the same text can be far higher, and it
-        said none for the silent one)."""
-        self.silences += 1
-        overflow = size >= self.window.tokens * 0.9 or 0 < self.largest_answered < size or self.silences > 1
-        silent = estimate_tokens(messages, self.system, self.tools) if messages is not None else size
-        if overflow:
-            answered = self.answered_estimate(size, silent)
-            answered = answered if answered < silent else 0
-            if self.window.bound(answered, silent):
-                self.silent_at = silent
-                self._window_changed(f"[the endpoint answered nothing to a prompt s08 estimates at ~{silent:,} "
-                                     "tokens" + (f", after answering ~{answered:,}" if answered else "")
-                                     + f": taking its context window as ~{self.window.tokens:,} tokens; "
-                                       f"compacting at {self.limit:,}]", quiet=False)
-        return overflow
-
-    def answered_estimate(self, size: int, silent: int) -> int:
-        """The largest answered prompt in s08's own estimate. A resumed session answered nothing in this
-        process yet: what its log says was answered (the endpoint's count, resume_answered) is scaled
-        the way the silent prompt's estimate (`silent`) compares with its measure (`size`)."""
-        if self.largest_estimate or not self.largest_answered or size <= 0:
-            return self.largest_estimate
-        return self.largest_answered * silent // size
-
-    def resume_answered(self, tokens: int) -> None:
-        """A resumed session: the largest prompt (and answer) the endpoint answered in it, from the log's
-        usage records. A process that resumes has answered nothing itself; without this its first silence
-        would have nothing to be larger than, and a history grown past the window would stay silent."""
-        self.largest_answered = max(self.largest_answered, tokens)
-
-    def forget_silence(self) -> bool:
-        """The person set CONTEXT_WINDOW (a reloaded .env): it wins over a window an empty answer bounded
-        before, which may have been one glitch (not over one the API stated). True when one was dropped."""
-        if not self.silent_at:
-            return False
-        self.window.learned, self.window.learned_from, self.silent_at = None, API_STATED, None
-        self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
-        return True
-
-    def window_cut(self, size: int) -> None:
-        """An answer the window cut off when prompt and answer measured `size` tokens: the window is at
-        most that (at least MIN_WINDOW, window.py's cut), used for the rest of the session and recorded."""
-        if self.window.cut(size):
-            self.silent_at = None
-            self._window_changed(f"[context window is {self.window.tokens:,} tokens for this model; compacting "
-                                 f"at {self.limit:,}]", quiet=False)
-
-    def learn_window(self, maximum: int | None, quiet: bool = False, silent: int | None = None) -> None:
-        """The API stated its window (or, `silent`, an earlier session learned it from an empty answer at
-        that size): use it for the rest of the session, and say so once."""
-        if not self.window.restore(maximum, silent):
-            return
-        self.silent_at = silent
-        self._window_changed(f"[context window is {self.window.tokens:,} tokens for this model; compacting at "
-                             f"{self.limit:,}]", quiet)
-
-    def _window_changed(self, said: str, quiet: bool) -> None:
-        self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
-        if self.on_window is not None and self.window.learned:
-            self.on_window(self.window_record())
-        if not quiet:
-            self.emit(Notice(said, "warning"))
-
-    def window_record(self) -> dict:
-        """The session log's record of the learned window (resumed with learn_window)."""
-        return {"t": "window", "tokens": self.window.learned,
-                **({"silent": self.silent_at} if self.silent_at else {})}
-
-    def take_told(self) -> None:
-        """The window the server said when asked (llm/window_probe.py), once its answer is in: used
-        from now on unless CONTEXT_WINDOW was set (the probe is not started then)."""
-        probe, told = self.window_probe, None
-        if probe is not None:
-            told = probe.result()
-        if told is None:
-            return
-        self.window_probe = None
-        if self.window.tell(told.tokens, told.source):
-            self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
-            self.emit(Notice(f"[context window {self.window.tokens:,} tokens ({self.window.source}); "
-                             f"compacting at {self.limit:,}]", "info"))
 
     # ---- the pipeline ------------------------------------------------------------------
     def cheap_layers(self, messages: list[dict], clear_all: bool = False, hold_snip: bool = False) -> list[dict]:
@@ -322,7 +179,7 @@ class Compactor:
     def _prepare(self, messages: list[dict]) -> list[dict]:
         cold, self.cold_turn = self.cold_turn, False      # only the turn's first call starts cold
         first = self.schedule.first_call()
-        prep = self._prepared(messages)
+        prep = self.prepared.current(messages)
         out = self.cheap_layers(messages, clear_all=cold, hold_snip=prep is not None)
         size, limit = self.measure(out), self.limit
         if self.schedule.last_size is None and first:    # a new session or a resumed one: the history
@@ -331,24 +188,24 @@ class Compactor:
         early = cold and size > self.settings.cold_compact_at * limit and len(out) > 1    # not the turn's own
         #                                                              message alone: nothing before it to summarize
         if size <= limit and not early:
-            if prep is not None and prep.ready and len(out) > self._snip_max():
-                return self._apply(prep, out, messages, size, "a snip is due")      # better than the snip
+            if prep is not None and prep.ready and len(out) > self.prepared.snip_max():
+                return self.prepared.apply(prep, out, messages, size, "a snip is due")      # better than the snip
             if first and prep is not None and prep.ready and self.schedule.turn_would_pass(size, limit):
-                return self._apply(prep, out, messages, size, "this turn would pass the limit")
+                return self.prepared.apply(prep, out, messages, size, "this turn would pass the limit")
             if prep is not None and prep.ready and prep.held:
-                return self._apply(prep, out, messages, size, "the results it covers were cleared")
+                return self.prepared.apply(prep, out, messages, size, "the results it covers were cleared")
             return out
-        if prep is not None and not prep.done.is_set() and size > limit and self.auto_enabled:
+        if prep is not None and not prep.done.is_set() and size > limit and self.breaker.auto_enabled:
             if not prep.held:                 # said once: the limit is passed, the summary goes in when ready
                 self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens · the summary "
                                            "being prepared goes in when it is ready"))
-            out, count = self._cut(out, prep, "while the summary is prepared")   # the older work: the summary
+            out, count = self.prepared.hold(out, prep, "while the summary is prepared")   # the older work: the summary
             if count:                                                            # covers the snapshot's part
                 prep.held = True
                 size = self.measure(out)
             if size <= self.room:             # the recent work stays while the window has room: go on
                 return out
-        if not self.auto_enabled:
+        if not self.breaker.auto_enabled:
             self.breaker.warn_off(size, limit, self.emit)
             return out
         if size > limit:
@@ -357,37 +214,21 @@ class Compactor:
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} tokens and the prompt cache "
                                        "has expired: compacting now costs nothing extra"))
         if prep is not None:
-            return self._apply(prep, out, messages, size)
+            return self.prepared.apply(prep, out, messages, size)
         why = ("summary", f"{size:,} > {limit:,} tokens") if size > limit else \
             ("cold", f"{size:,} tokens, prompt cache expired")
         return self._summarize(out, "", AUTO, measured=size, sent=messages, why=why)
 
     # ---- the summary prepared in the background (prepared.py) ----------------------------
-    @property
-    def prompt_key(self) -> str:
-        return self.prepared.key
-
-    def _snip_max(self) -> int:
-        return self.prepared.snip_max()
-
     def collect(self) -> None:
         """At a safe point of the loop's thread: take what the background job left (prepared.py)."""
         self.prepared.collect()
-
-    def _prepared(self, messages) -> Preparation | None:
-        return self.prepared.current(messages)
 
     def after_reply(self, sent: list[dict], messages, final: bool = True) -> None:
         """A model call answered: start preparing a summary if one is due (prepared.py)."""
         self.prepared.after_reply(sent, messages, final)
 
-    def _cut(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
-        return self.prepared.hold(messages, prep, why)
-
-    def _apply(self, prep: Preparation, out: list[dict], messages: list[dict], measured: int,
-               why: str = "") -> list[dict]:
-        return self.prepared.apply(prep, out, messages, measured, why)
-
+    # ---- a summary now, and what to do when it fails --------------------------------------
     def _summarize(self, messages: list[dict], focus: str, kind: CompactionKind, measured: int | None = None,
                    scale: float = 1.0, sent: list[dict] | None = None, stated: int | None = None,
                    why: tuple[str, str] = ("summary", ""), hooked: bool = False) -> list[dict]:
@@ -401,7 +242,7 @@ class Compactor:
             if refused is not None:
                 return self._hooked_instead(messages, messages, measured, refused, "", kind)
         s, window = self.settings, min(self.window.tokens, stated or self.window.tokens)
-        budget = int(input_budget(window, s.summary_max_tokens) / self.usage_scale)     # in the endpoint's tokens
+        budget = int(input_budget(window, s.summary_max_tokens) / self.endpoint.usage_scale)     # in the endpoint's tokens
         job = SummaryJob(self.summarize, focus=focus, workspace=self.workspace, system=self.system,
                          tools=self.tools, window=window, max_input_tokens=budget,
                          measured=measured or self.measure(messages), sent=sent, continuity=self.continuity,
@@ -419,7 +260,7 @@ class Compactor:
             if exc.trivial:
                 self.emit(Notice(f"[{kind.label}: {exc}]", "info"))
             else:
-                self._count_failure(kind, exc)
+                self.breaker.failed(kind, exc, self.emit)
             return messages if kind is MANUAL else self._fallback(messages)
         self.breaker.succeeded()
         self.meter.forget()
@@ -440,9 +281,6 @@ class Compactor:
                          "warning"))
         return out if kind is MANUAL else self._fallback(out)
 
-    def _count_failure(self, kind: CompactionKind, exc: Exception, where: str = "") -> None:
-        self.breaker.failed(kind, exc, self.emit, where)
-
     def _fallback(self, messages: list[dict]) -> list[dict]:
         """No model: cut without it (fallback.py)."""
         out, self.snip_transcript = cut_without_model(messages, self.settings, self.workspace, self.continuity,
@@ -455,7 +293,7 @@ class Compactor:
         fits the window with room for the answer (room.py), whatever the summary did. `scale`: how much
         the endpoint's count exceeds s08's estimate (default: the largest it said). When the system prompt
         and tools alone leave no room, one line says so (once)."""
-        scale = max(1.0, self.usage_scale, self.api_scale if scale is None else scale)
+        scale = self.endpoint.scale if scale is None else max(1.0, self.endpoint.usage_scale, scale)
         target = self.fit_target
 
         def measure(history: list[dict]) -> int:
@@ -491,15 +329,14 @@ class Compactor:
         count against our own estimate of the same request scales every budget to the API's tokens.
         `why`: what the endpoint did instead of saying so (the line shown then)."""
         said = f" ({counted:,} > {maximum:,} tokens)" if counted and maximum else ""
-        prep = self._prepared(messages)
+        prep = self.prepared.current(messages)
         estimate = estimate_tokens(messages, self.system, self.tools)
-        scale = counted / estimate if counted and estimate else 1.0
-        self.api_scale = max(self.api_scale, min(scale, 4.0)) if counted else self.api_scale
+        scale = self.endpoint.too_long(counted, estimate)
         self.emit(Compaction(REACTIVE, f"[{REACTIVE.label}] " + (why or f"the API says the prompt is too long{said}; "
                                                                   "compacting and retrying once")))
-        self.learn_window(maximum)
+        self.endpoint.learn_window(maximum)
         if prep is not None:
-            applied = self._apply(prep, messages, messages, counted or estimate)
+            applied = self.prepared.apply(prep, messages, messages, counted or estimate)
             if not maximum or estimate_tokens(applied, self.system, self.tools) * scale < maximum:
                 return self.fit(applied)
             messages = applied

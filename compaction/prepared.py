@@ -77,7 +77,7 @@ class PreparedSummaries:
         h = self.host
         failed = h.background.collect(h.emit)
         if failed is not None and failed.error is not None and str(failed.error) != "cancelled":
-            h._count_failure(AUTO, failed.error, " (prepared in the background)")
+            h.breaker.failed(AUTO, failed.error, h.emit, " (prepared in the background)")
 
     def current(self, messages) -> Preparation | None:
         """The prepared summary (ready or in flight) that may replace a prefix of `messages`, if any."""
@@ -104,7 +104,7 @@ class PreparedSummaries:
         self.collect()
         size = h.measure(messages)
         h.schedule.answered(size, time.monotonic(), final)
-        if (h.settings.background_compact != "on" or not h.auto_enabled or h.breaker.failed_this_turn
+        if (h.settings.background_compact != "on" or not h.breaker.auto_enabled or h.breaker.failed_this_turn
                 or not sent or sent[-1].get("role") != "user"):
             return
         if (size < h.settings.prepare_at * h.limit or estimate_tokens(sent) < MIN_SUMMARIZABLE_TOKENS
@@ -186,7 +186,7 @@ class PreparedSummaries:
                                                         h.system, h.tools))                   # it was written)
         except SummaryFailed as exc:
             h.background.drop(str(exc))
-            h._count_failure(AUTO, exc)
+            h.breaker.failed(AUTO, exc, h.emit)
             return h._fallback(out)
         h.background.applied(prep)
         if h.hooks:

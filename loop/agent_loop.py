@@ -149,8 +149,7 @@ class Agent:
             learned = window       # MAX_TOKENS past a quarter of a small window: within what the prompt leaves
         prompt = self.compactor.measure(messages) if purpose == "answer" else \
             estimate_tokens(messages, self.system, self.tools)
-        prompt = int(prompt * max(1.1, self.compactor.api_scale, self.compactor.usage_scale)) + 32   # the endpoint
-        #                                                                                  counts its own way
+        prompt = int(prompt * max(1.1, self.compactor.endpoint.scale)) + 32   # the endpoint counts its own way
         return max(MIN_ANSWER_ROOM, min(wanted, learned - prompt))
 
     def _ask_plain(self, request: Request, messages: list[dict], err: LLMError, emit: Emit | None) -> ModelReply:
@@ -270,8 +269,8 @@ def _silence(messages: list[dict], agent: Agent, reply: ModelReply, may_retry: b
     an overflow: the window is at most this prompt, compact and retry once. Otherwise it is a failure."""
     compactor = agent.compactor
     size = max(compactor.measure(messages), reply.usage.prompt if reply.usage else 0)
-    if may_retry and compactor.silence_is_overflow(size, messages):
-        compactor.learn_window(size)
+    if may_retry and compactor.endpoint.silence_is_overflow(size, messages):
+        compactor.endpoint.learn_window(size)
         return compactor.reactive(messages, maximum=size, why=(
             f"the endpoint answered with nothing to a prompt of about {size:,} tokens, larger than any it "
             "answered before: taking it as a context overflow; compacting and retrying once"))
@@ -323,7 +322,7 @@ def _cut_by_window(messages: list[dict], agent: Agent, reply: ModelReply, calls:
     size = compactor.measure(messages)
     agent.emit(Notice(f"[the answer was cut off by the model's context window after {out:,} output tokens (far "
                       f"below MAX_TOKENS={limit:,}): the prompt and answer (~{size:,} tokens) filled it]", "warning"))
-    compactor.window_cut(size)
+    compactor.endpoint.window_cut(size)
     if calls:
         return "cut"
     if ask_again and out <= NOTHING_SAID_TOKENS and messages:

@@ -59,7 +59,7 @@ def window_line(compactor) -> str:
     tokens (llama.cpp /props n_ctx) · compaction at 3,072"; while the server is still being asked, says so
     (its answer comes as a line of its own)."""
     window = compactor.window
-    asking = " · asking the server" if getattr(compactor, "window_probe", None) is not None else ""
+    asking = " · asking the server" if getattr(getattr(compactor, "endpoint", None), "window_probe", None) is not None else ""
     return (f"context window {window.tokens:,} tokens ({safe_line(window.source, 80)}) · "
             f"compaction at {compactor.limit:,}{asking}")
 

@@ -104,13 +104,13 @@ def test_every_layer_has_a_kind_and_is_built_from_the_settings():
 
 def test_new_settings_rebuild_the_layers_and_keep_what_was_learned(workspace):
     compactor = Compactor(SMALL, workspace, lambda r: ("", None))
-    compactor.snip_transcript, compactor.failures = workspace / "t.jsonl", 2
-    compactor.learn_window(100_000, quiet=True)
+    compactor.snip_transcript, compactor.breaker.failures = workspace / "t.jsonl", 2
+    compactor.endpoint.learn_window(100_000, quiet=True)
     index, continuity = compactor.index, compactor.continuity
     compactor.use_settings(Settings(**{**SMALL.__dict__, "snip_max_messages": 30, "keep_recent": 5}))
     assert compactor.layers[1].settings.max_messages == 30 and compactor.layers[2].settings.keep_recent == 5
     assert compactor.index is index and compactor.continuity is continuity
-    assert (compactor.snip_transcript, compactor.failures, compactor.window.learned) == \
+    assert (compactor.snip_transcript, compactor.breaker.failures, compactor.window.learned) == \
         (workspace / "t.jsonl", 2, 100_000)
 
 

@@ -95,7 +95,7 @@ def test_failed_summaries_keep_history_fall_back_and_stop_after_three_turns(app_
     model.summaries = [{"text": "SUMMARY after /compact"}]
     app.compact("")
     assert app.messages[0]["content"][0]["text"].startswith(COMPACTED_PREFIX)
-    assert app.agent.compactor.auto_enabled
+    assert app.agent.compactor.breaker.auto_enabled
 
 
 @pytest.mark.scripted

@@ -57,7 +57,7 @@ class Session:
         self.compactor = Compactor(self.settings, workspace, summarize, self.events.append, SYSTEM, TOOLS,
                                    self.keep)
         if learned:                        # the window learned from the endpoint, as in the issue
-            self.compactor.learn_window(WINDOW, quiet=True)
+            self.compactor.endpoint.learn_window(WINDOW, quiet=True)
         self.messages: list[dict] = []
         self.sent: list[list[dict]] = []
 
@@ -179,7 +179,7 @@ def test_what_the_pipeline_returns_always_fits_the_window(tmp_path_factory, mess
     keep = Continuity.from_history(messages, workspace)
     compactor = Compactor(config, workspace, summarize, continuity=keep, system=SYSTEM, tools=TOOLS)
     if learned:
-        compactor.learn_window(window, quiet=True)
+        compactor.endpoint.learn_window(window, quiet=True)
     snapshot = copy.deepcopy(messages)
     out = compactor.prepare(messages)
     assert messages == snapshot, "the input was mutated"

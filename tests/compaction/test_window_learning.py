@@ -103,18 +103,18 @@ def a_compactor(tmp_path, **settings):
 def test_the_compactor_learns_from_an_empty_answer_once_and_records_it(tmp_path):
     c = a_compactor(tmp_path)
     records: list[dict] = []
-    c.on_window = records.append
-    c.largest_answered, c.largest_estimate = 3_000, 2_600
-    assert c.silence_is_overflow(4_300) is True            # larger than any answered: an overflow
+    c.endpoint.on_window = records.append
+    c.endpoint.largest_answered, c.endpoint.largest_estimate = 3_000, 2_600
+    assert c.endpoint.silence_is_overflow(4_300) is True            # larger than any answered: an overflow
     assert c.window.tokens == (2_600 + 4_300) // 2        # no messages: the size is s08's estimate
     assert records == [{"t": "window", "tokens": c.window.tokens, "silent": 4_300}]
 
 
 def test_a_silence_smaller_than_what_was_answered_learns_only_half_of_it(tmp_path):
     c = a_compactor(tmp_path)
-    c.largest_answered = c.largest_estimate = 9_000
-    c.silences = 1                                           # silent the time before too
-    assert c.silence_is_overflow(6_000) and c.window.tokens == 3_000
+    c.endpoint.largest_answered = c.endpoint.largest_estimate = 9_000
+    c.endpoint.silences = 1                                           # silent the time before too
+    assert c.endpoint.silence_is_overflow(6_000) and c.window.tokens == 3_000
 
 
 def a_log(tmp_path, record: dict):
@@ -129,7 +129,7 @@ def test_the_window_record_resumes_as_a_bound(tmp_path):
     loaded = load_session(a_log(tmp_path, {"t": "window", "tokens": 3_000, "silent": 3_500}))
     assert (loaded.window, loaded.window_silent) == (3_000, 3_500)
     c = a_compactor(tmp_path)
-    c.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
+    c.endpoint.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
     assert c.window.tokens == 3_000 and c.window.source == "learned from an empty answer at ~3,500 tokens"
 
 
@@ -166,12 +166,12 @@ def test_an_answer_cut_short_of_any_window_teaches_nothing():
 def test_the_compactor_records_a_cut_window_and_a_resume_restores_it(tmp_path):
     c = a_compactor(tmp_path)
     records: list[dict] = []
-    c.on_window = records.append
-    c.window_cut(4_093)
+    c.endpoint.on_window = records.append
+    c.endpoint.window_cut(4_093)
     assert records == [{"t": "window", "tokens": MIN_WINDOW}]
     loaded = load_session(a_log(tmp_path, records[0]))
     c2 = a_compactor(tmp_path)
-    c2.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
+    c2.endpoint.learn_window(loaded.window, quiet=True, silent=loaded.window_silent)
     assert c2.window.tokens == MIN_WINDOW
 
 
@@ -200,21 +200,21 @@ def test_a_resumed_sessions_first_silence_past_what_it_answered_is_an_overflow(t
     """A new process (`s08 -c -p`) answered nothing itself; what its log says was answered is what the
     first silence is compared with, and what the bound starts from (in s08's estimate)."""
     fresh = a_compactor(tmp_path)
-    assert fresh.silence_is_overflow(4_600) is False         # nothing answered: before the fix, stuck here
+    assert fresh.endpoint.silence_is_overflow(4_600) is False         # nothing answered: before the fix, stuck here
     c = a_compactor(tmp_path)
     records: list[dict] = []
-    c.on_window = records.append
-    c.resume_answered(4_000)
-    assert c.silence_is_overflow(4_600) is True
+    c.endpoint.on_window = records.append
+    c.endpoint.resume_answered(4_000)
+    assert c.endpoint.silence_is_overflow(4_600) is True
     assert c.window.tokens == 4_000 + 600 // 2 and records == [{"t": "window", "tokens": 4_300, "silent": 4_600}]
     c2 = a_compactor(tmp_path)
-    c2.resume_answered(5_000)
-    assert c2.silence_is_overflow(4_600) is False            # smaller than answered before: a failure, once
+    c2.endpoint.resume_answered(5_000)
+    assert c2.endpoint.silence_is_overflow(4_600) is False            # smaller than answered before: a failure, once
 
 
 def test_the_resumed_answered_size_is_scaled_to_s08s_estimate(tmp_path):
     c = a_compactor(tmp_path)
-    c.resume_answered(4_000)
-    assert c.answered_estimate(5_000, 4_000) == 3_200        # the endpoint counts 5/4 of s08's estimate
-    c.largest_estimate = 3_500                               # once this process answered, its own figure
-    assert c.answered_estimate(5_000, 4_000) == 3_500
+    c.endpoint.resume_answered(4_000)
+    assert c.endpoint.answered_estimate(5_000, 4_000) == 3_200        # the endpoint counts 5/4 of s08's estimate
+    c.endpoint.largest_estimate = 3_500                               # once this process answered, its own figure
+    assert c.endpoint.answered_estimate(5_000, 4_000) == 3_500

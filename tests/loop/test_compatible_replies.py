@@ -188,7 +188,7 @@ def test_a_usage_that_covers_the_prompt_is_trusted(app_for, standin):
     standin.queue({"text": "hi"})
     app, events = app_for()
     assert app.turn("hello").ok
-    assert not app.agent.compactor.usage_doubt
+    assert not app.agent.compactor.endpoint.usage_doubt
     assert app.agent.compactor.meter.covered == len(app.messages)
 
 

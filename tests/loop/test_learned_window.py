@@ -88,7 +88,7 @@ def test_a_small_context_window_set_by_the_person_shows_where_compaction_really_
 def test_while_the_server_is_asked_the_banner_says_so(app_for, standin):
     standin.props_window = 4_096
     app, _ = app_for()
-    app.agent.compactor.window_probe = app.window_probe        # as at start-up, before the first turn took it
+    app.agent.compactor.endpoint.window_probe = app.window_probe        # as at start-up, before the first turn took it
     assert "· asking the server" in banner(app)
 
 
@@ -136,8 +136,8 @@ def test_silence_after_smaller_answered_prompts_makes_the_next_requests_fit(app_
 
 def a_silence_bound(app) -> int:
     compactor = app.agent.compactor
-    compactor.largest_answered = compactor.largest_estimate = 3_000
-    assert compactor.silence_is_overflow(4_000)
+    compactor.endpoint.largest_answered = compactor.endpoint.largest_estimate = 3_000
+    assert compactor.endpoint.silence_is_overflow(4_000)
     assert compactor.window.source.startswith("learned from an empty answer")
     return compactor.window.tokens
 
@@ -151,14 +151,14 @@ def test_context_window_set_later_wins_over_a_window_an_empty_answer_bounded(app
     assert app.turn("hi").ok                                    # the .env is read again before the turn
     assert (app.agent.compactor.window.tokens, app.agent.compactor.window.source) == (setting, "CONTEXT_WINDOW")
     standin.queue({"text": "hello again"})
-    app.agent.compactor.largest_answered = app.agent.compactor.largest_estimate = 3_000
-    assert app.agent.compactor.silence_is_overflow(4_000)       # learned again while it stays set: kept
+    app.agent.compactor.endpoint.largest_answered = app.agent.compactor.endpoint.largest_estimate = 3_000
+    assert app.agent.compactor.endpoint.silence_is_overflow(4_000)       # learned again while it stays set: kept
     assert app.turn("and?").ok and app.agent.compactor.window.tokens == 3_500
 
 
 def test_context_window_set_later_does_not_override_what_the_api_stated(app_for, standin, workspace):
     app, _ = app_for()
-    app.agent.compactor.learn_window(12_000, quiet=True)
+    app.agent.compactor.endpoint.learn_window(12_000, quiet=True)
     (workspace / ".env").write_text("CONTEXT_WINDOW=64000\n")
     standin.queue({"text": "hello"})
     assert app.turn("hi").ok
@@ -179,7 +179,7 @@ def test_a_resume_with_context_window_set_does_not_take_back_an_empty_answers_bo
     assert loaded.window == bound and loaded.answered > 0
     kept = App(workspace, environ=base_env(tmp_path, standin), resume=loaded)
     assert kept.agent.compactor.window.tokens == bound                    # nothing set: the bound is resumed
-    assert kept.agent.compactor.largest_answered == loaded.answered       # and what the log says was answered
+    assert kept.agent.compactor.endpoint.largest_answered == loaded.answered       # and what the log says was answered
     kept.close()
     loaded = load_session(app.messages.log.path)
     mine = App(workspace, environ=base_env(tmp_path, standin, context_window=64_000), resume=loaded)
