@@ -157,8 +157,10 @@ class ContextMeter:
         self.index.sync(messages)
         return self._fixed_tokens(system, tools) + self.index.total
 
-    def measure(self, messages: list[dict], system=None, tools=None) -> int:
+    def measure(self, messages: list[dict], system=None, tools=None, scale: float = 1.0) -> int:
+        """`scale`: how much the endpoint counts over s08's estimate — applied to what is estimated only
+        (what a usage covered is the endpoint's own count already)."""
         self.index.sync(messages)
         if self.covered and self.index.marks.get("meter", 0) >= self.covered and len(messages) >= self.covered:
-            return self.tokens + self.index.tokens_from(self.covered)
-        return self._fixed_tokens(system, tools) + self.index.total
+            return self.tokens + int(self.index.tokens_from(self.covered) * scale)
+        return int((self._fixed_tokens(system, tools) + self.index.total) * scale)

@@ -297,7 +297,7 @@ class Compactor:
         target = self.fit_target
 
         def measure(history: list[dict]) -> int:
-            return int(self.measure(history) * scale)
+            return self.meter.measure(history, self.system, self.tools, scale)
 
         if measure(messages) <= target:
             return messages
