@@ -48,7 +48,7 @@ from .cut import clear_to_pointers, picks_to_target
 from .markers import SNIP_PREFIX, SUMMARY_PREFIX
 from .tokens import estimate_message, estimate_text
 from .user_messages import shortened
-from .window import WINDOW_SHARE
+from .window import CHARS_PER_TOKEN, WINDOW_SHARE
 
 SHORTENED = "of yours is shortened here"
 
@@ -61,7 +61,6 @@ ROOM_GOAL = 0.8                   # a history that must be cut is cut to this sh
 CARRY_SHARE = 0.75                # a cut keeps up to this share of what the window leaves the history for
                                   # what rides along (the person's messages, the ledger, the skills)
 MIN_CLIP_CHARS = 200              # a text is never clipped below this (head + tail)
-CHARS_PER_TOKEN = 3.5
 
 Measure = Callable[[list[dict]], int]
 

@@ -32,7 +32,7 @@ from approvals.policy import Approvals
 from loop.environment import environment_section
 from loop.big_input import fit_input
 from compaction import MAX_REACTIVE_RETRIES, Compactor, Continuity, estimate_tokens
-from compaction.room import answer_room
+from compaction.room import MIN_ANSWER_ROOM, answer_room
 from events import Emit, Interrupted, Notice, RequestStarted, ResponseDone, Retrying
 from messages import INTERRUPTED_MARK, add_user_text, clean_text, close_dangling_tool_uses, text_of
 from messages import blocks as history_blocks
@@ -48,7 +48,6 @@ MAX_CUT_OFF_ROUNDS = 3   # consecutive replies cut off by max_tokens inside a to
 MAX_PAUSES = 5           # pause_turn continuations in a row before the turn ends
 WINDOW_CUT_SHARE = 0.25  # max_tokens with less output than this share of MAX_TOKENS: the window cut it
 NOTHING_SAID_TOKENS = 16  # an answer the window cut at this many output tokens or fewer said nothing yet
-MIN_ANSWER_ROOM = 512    # max_tokens is never brought below this to fit a stated window
 
 SYSTEM_PROMPT = """You are s08, a coding agent working in a terminal, in the workspace {workspace}.
 Use the tools to read, write and edit files and to run commands there; file paths are relative to the

@@ -176,6 +176,16 @@ def repl(tmp_path, workspace, standin):
 
 
 @pytest.fixture(scope="module")
+def backend():
+    """The stand-in behind the gateway lane's LiteLLM (/v1/chat/completions), with a small model's window
+    (support/gateway.py's WINDOW); a module that needs another backend defines its own."""
+    from support.gateway import WINDOW
+    server = StandIn(context_window=WINDOW).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
 def gateway(backend, tmp_path_factory):
     """A real LiteLLM proxy (tests/support/gateway.py) in front of the requesting module's own `backend`
     stand-in, for the module's tests (the gateway lane: test_gateway*.py)."""

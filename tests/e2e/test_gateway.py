@@ -20,20 +20,12 @@ import pytest
 from access.credentials import endpoint_adaptations
 from support.agents import base_env, run_agent
 from events import Compaction, Notice, ToolFinished
-from support.gateway import MODEL
+from support.gateway import MODEL, WINDOW
 from messages import tool_uses
-from standin import StandIn
 
 pytestmark = pytest.mark.gateway
 
-WINDOW = 4096
 
-
-@pytest.fixture(scope="module")
-def backend():
-    server = StandIn(context_window=WINDOW).start()
-    yield server
-    server.stop()
 
 
 def notices(events):

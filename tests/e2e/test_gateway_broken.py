@@ -11,18 +11,10 @@ import pytest
 from events import TextDelta, ToolFinished
 from messages import text_of
 from support.replies import PARAGRAPH, results_of, text, warnings
-from standin import StandIn
 
 pytestmark = pytest.mark.gateway
 
-WINDOW = 4096
 
-
-@pytest.fixture(scope="module")
-def backend():
-    server = StandIn(context_window=WINDOW).start()
-    yield server
-    server.stop()
 
 
 

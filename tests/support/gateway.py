@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+WINDOW = 4096               # the backend's context window (the default `backend` fixture)
 MODEL = "small-model"       # the model name the proxy serves (the gateway fixture in tests/conftest.py)
 START_TIMEOUT = 120.0       # seconds: it imports a lot, and CI's cores are shared
 
