@@ -386,7 +386,7 @@ class App:
             compactor.endpoint.take_told()
         elif compactor.endpoint.window_probe is not None or compactor.window.told:   # set since (a reloaded .env):
             compactor.endpoint.window_probe, compactor.window.told = None, None     # the setting wins
-            compactor.continuity.use_settings(self.settings, compactor.limit)
+            compactor.rebudget()
 
     # ---- the conversation --------------------------------------------------------------
     def turn(self, text: str | None) -> TurnResult:

@@ -79,7 +79,7 @@ class Compactor:
         self.window = Window(settings.context_limit, settings.context_window)
         self.endpoint = EndpointWindow(        # what the endpoint shows about it (endpoint_window.py)
             self.window, lambda messages: estimate_tokens(messages, self.system, self.tools),
-            lambda event: self.emit(event), lambda: self.limit, self._rebudget)
+            lambda event: self.emit(event), lambda: self.limit, self.rebudget)
         self.index = MessageIndex(settings.preserved_tools)
         self.meter = ContextMeter(self.index)
         self.settings: Settings = settings
@@ -94,9 +94,9 @@ class Compactor:
         self.settings = settings
         self.layers: tuple[Layer, ...] = tuple(layer.from_settings(settings) for layer in LAYERS)
         self.window.limit_setting, self.window.window_setting = settings.context_limit, settings.context_window
-        self._rebudget()
+        self.rebudget()
 
-    def _rebudget(self) -> None:
+    def rebudget(self) -> None:
         """The limit or the window changed: what the continuity keeps is budgeted again."""
         self.continuity.use_settings(self.settings, self.limit, self.window.tokens)
 
