@@ -195,8 +195,10 @@ class Compactor:
             if prep is not None and prep.ready and prep.held:
                 return self.prepared.apply(prep, out, messages, size, "the results it covers were cleared")
             return out
+        said = False                          # the limit's line, said once a call
         if prep is not None and not prep.done.is_set() and size > limit and self.breaker.auto_enabled:
             if not prep.held:                 # said once: the limit is passed, the summary goes in when ready
+                said = True
                 self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens · the summary "
                                            "being prepared goes in when it is ready"))
             out, count = self.prepared.hold(out, prep, "while the summary is prepared")   # the older work: the summary
@@ -209,7 +211,8 @@ class Compactor:
             self.breaker.warn_off(size, limit, self.emit)
             return out
         if size > limit:
-            self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens"))
+            if not said:
+                self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens"))
         else:
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} tokens and the prompt cache "
                                        "has expired: compacting now costs nothing extra"))
