@@ -1,6 +1,8 @@
 """Model calls in flight at once share one client and its connection pool (a summary prepared in the
 background beside the loop's own call, later parallel sub-agents). A call that stops reading once its
-answer is complete must never cut a connection the pool has already handed to another call."""
+answer is complete, or that is aborted (a deadline, Ctrl-C, a reply refused halfway) as its body ends, must
+never cut a connection the pool has already handed to another call. `Scripted` is a raw HTTP server whose
+bytes, and the moments it sends them, the test controls."""
 
 from __future__ import annotations
 
