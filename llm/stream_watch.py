@@ -3,19 +3,27 @@
     for data in watched_events(open_response, idle=API_TIMEOUT, total=API_TOTAL_TIMEOUT):
         ...                     # each SSE event's JSON data, in order (pings left out)
 
-A worker thread sends the request (through the SDK) and reads the SSE stream; the caller's thread
+A worker thread sends the request (llm/anthropic_http.py) and reads the SSE stream; the caller's thread
 waits on a queue against two clocks, so nothing a server does — never answering, trickling bytes,
 pinging forever — holds a call longer than `total`, and only events that carry the answer reset the
 `idle` timer. On a deadline or Ctrl-C the worker's socket is shut down, which ends its blocking read;
 a worker still waiting for the response headers ends at the HTTP client's own read timeout.
 
-The socket is shut down only while it is still this reader's. Once the body has been read the HTTP
-client closes the response and puts its connection back in the shared pool, where another thread's
-call (a summary prepared in the background, a sub-agent) may already be using it: shutting it down then
-cut that call ("Server disconnected"). So a caller that stops at the answer's last event
-(message_stop) first waits for the worker to finish the body, which the server has sent whole; and
-`abort` (a deadline, Ctrl-C, a reply refused halfway) leaves a closed response's connection alone.
-Lines longer than MAX_LINE_BYTES are refused instead of buffered.
+The socket is shut down only while it is still this reader's. Once a response is closed its connection
+is back in the shared pool, where another thread's call (a summary prepared in the background, a
+sub-agent) may already be using it: shutting it down then cut that call ("Server disconnected"). The
+HTTP client's own `iter_bytes()` closes the response the moment the body ends, in the worker's thread,
+so a check in `abort` could pass just before that and the shutdown land just after. So the worker
+reads the body without that close and releases the connection itself, marking it released under a lock
+that `abort` holds around its check and its shutdown: a shutdown lands before the release or not at all
+(one before it, on a body already whole, hands the pool a shut connection, which its idle check drops).
+Neither holds the lock over a read, so `abort` never waits on the network. The body is the response's
+raw stream decoded by a second httpx2 Response made over it (`_body`): any Content-Encoding is decoded
+exactly as `iter_bytes` decodes it, so the request keeps the SDK's Accept-Encoding (no `identity`) and
+s08 has no decoder of its own.
+A caller that stops at the answer's last event (message_stop) first waits for the worker to finish the
+body, which the server has sent whole, so the connection goes back to the pool for the next call
+instead of being cut. Lines longer than MAX_LINE_BYTES are refused instead of buffered.
 """
 
 from __future__ import annotations
@@ -73,35 +81,62 @@ class _Worker(threading.Thread):
         self.open_response = open_response
         self.queue: queue.Queue = queue.Queue()
         self.cancelled, self.http = False, None
+        self.lock, self.released = threading.Lock(), False     # the connection's handover (module docstring)
 
     def run(self) -> None:
         try:
             with self.open_response() as response:
                 http = self.http = response.http_response
-                if self.cancelled:
-                    return
-                for name, data in sse_events(http.iter_bytes()):
+                try:
                     if self.cancelled:
                         return
-                    if name != "ping":
-                        self.queue.put(("event", data))
+                    for name, data in sse_events(_body(http, self.release)):
+                        if self.cancelled:
+                            return
+                        if name != "ping":
+                            self.queue.put(("event", data))
+                finally:
+                    self.release()
             self.queue.put(("end", None))
         except BaseException as exc:  # noqa: BLE001 — handed to the caller's thread
             self.queue.put(("error", exc))
+
+    def release(self) -> None:
+        """Close the response (its connection back to the pool); from now on `abort` leaves the socket alone."""
+        with self.lock:
+            first, self.released = not self.released, True
+        if first and self.http is not None:
+            self.http.close()
 
     def abort(self) -> None:
         """End the worker's read, if the connection is still the worker's (see the module docstring)."""
         self.cancelled = True
         http = self.http
-        if http is None or http.is_closed:       # back in the pool (or gone): another call's now
-            return
-        stream = http.extensions.get("network_stream")
+        stream = http.extensions.get("network_stream") if http is not None else None
         sock = stream.get_extra_info("socket") if stream is not None else None
-        if sock is not None:
+        if sock is None:
+            return
+        with self.lock:
+            if self.released:       # back in the pool (or gone): maybe another call's by now
+                return
             try:
                 sock.shutdown(socket.SHUT_RDWR)     # wakes the worker's blocking read
             except OSError:
                 pass
+
+
+def _body(http, release: Callable[[], None]) -> Iterator[bytes]:
+    """`http`'s body decoded as its `iter_bytes()` decodes it, whose end calls `release` instead of closing
+    `http` (httpx2's Response over a byte stream of ours, whose close is that call)."""
+    import httpx2
+
+    class Body(httpx2.SyncByteStream):
+        def __iter__(self) -> Iterator[bytes]:
+            yield from http.stream
+
+        def close(self) -> None:
+            release()
+    return httpx2.Response(http.status_code, headers=http.headers, stream=Body(), request=http.request).iter_bytes()
 
 
 def watched_events(open_response: Callable, idle: float, total: float) -> Iterator[dict]:
@@ -137,7 +172,7 @@ def watched_events(open_response: Callable, idle: float, total: float) -> Iterat
         if not done and complete:       # the caller stopped at the answer's end: the body is all sent,
             done = _finished(worker, min(started + total, last + idle))     # let the worker finish it
         if not done:
-            worker.abort()      # it is still reading: end it (a finished one has released its connection)
+            worker.abort()      # it is still reading: end it (a released connection is left alone)
 
 
 def _finished(worker: _Worker, deadline: float) -> bool:
