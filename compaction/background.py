@@ -100,6 +100,7 @@ class Preparation:
     restored: bool = False       # from the session log (a resume)
     collected: bool = False      # the loop has taken its events and logged it
     held: bool = False           # the limit was held by clearing results while it was prepared: apply it once ready
+    passed: bool = False         # the limit was passed while it was prepared (said once)
     events: list = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
     cancelled: threading.Event = field(default_factory=threading.Event)

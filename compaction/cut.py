@@ -34,8 +34,7 @@ def picks_to_target(messages: list[dict], target: int, measure: Callable[[list[d
     if need <= 0:
         return set()
     keep_from = len(messages) if keep_from is None else keep_from
-    candidates = [(i, j, estimate_text(text) - estimate_text(placeholder(name, text)))
-                  for i, j, name, text in clearable_results(messages, 0, frozenset()) if i >= start]
+    candidates = [c for c in _savings(messages) if c[0] >= start]
     ordered = [c for c in candidates if c[0] < keep_from] + [c for c in candidates if c[0] >= keep_from and not kept]
     picks = set()
     for i, j, saving in ordered:
@@ -68,6 +67,19 @@ def clear_to_pointers(messages: list[dict], picks: set[tuple[int, int]], workspa
                     f"(~{tokens:,} tokens; saved in {TASK_OUTPUTS_DIR}/)",
                     {"count": count, "tokens": tokens, "outputs": outputs}))
     return new, count
+
+
+def _savings(messages: list[dict]) -> list[tuple[int, int, int]]:
+    """(message, block, tokens its clearing saves) of every seen result, oldest first."""
+    return [(i, j, estimate_text(text) - estimate_text(placeholder(name, text)))
+            for i, j, name, text in clearable_results(messages, 0, frozenset())]
+
+
+def clearing_saves(messages: list[dict], picks: set[tuple[int, int]]) -> tuple[int, int]:
+    """(tokens, first message): what clearing the results at `picks` would save, and where the prompt
+    would first change (the prompt cache is written again from there)."""
+    chosen = [(i, saving) for i, j, saving in _savings(messages) if (i, j) in picks]
+    return sum(s for _, s in chosen), min((i for i, _ in chosen), default=len(messages))
 
 
 def seen_between(messages: list[dict], start: int, end: int) -> set[tuple[int, int]]:

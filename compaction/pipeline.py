@@ -197,14 +197,15 @@ class Compactor:
             return out
         said = False                          # the limit's line, said once a call
         if prep is not None and not prep.done.is_set() and size > limit and self.breaker.auto_enabled:
-            if not prep.held:                 # said once: the limit is passed, the summary goes in when ready
-                said = True
+            if not prep.passed:               # said once: the limit is passed, the summary goes in when ready
+                said = prep.passed = True
                 self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens · the summary "
                                            "being prepared goes in when it is ready"))
-            out, count = self.prepared.hold(out, prep, "while the summary is prepared")   # the older work: the summary
-            if count:                                                            # covers the snapshot's part
-                prep.held = True
-                size = self.measure(out)
+            if self.prepared.hold_now(out, prep, size):     # carried while that is cheaper (prepared.py)
+                out, count = self.prepared.hold(out, prep, "while the summary is prepared")
+                if count:
+                    prep.held = True
+                    size = self.measure(out)
             if size <= self.room:             # the recent work stays while the window has room: go on
                 return out
         if not self.breaker.auto_enabled:

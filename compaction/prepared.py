@@ -36,7 +36,7 @@ from storage import finish_transcript
 from storage.safe import own_path
 from .background import Preparation, covers, prompt_key
 from .boundaries import result_text
-from .cut import clear_to_pointers, picks_to_target, seen_between
+from .cut import clear_to_pointers, clearing_saves, picks_to_target, seen_between
 from .markers import PLACEHOLDER_PREFIX
 from .recent import recent_start
 from .summary import (MIN_SUMMARIZABLE_TOKENS, SummaryFailed, SummaryJob, input_budget, note_transcript,
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from .pipeline import Compactor
 
 AUTO = CompactionKind.AUTO_COMPACT
+CACHE_READ, CACHE_WRITE = 0.1, 1.25     # what a token read from the prompt cache and one written to it are billed,
+                                        # against an uncached one (the API's prices)
 REFRESH_SHARE = 0.1         # a ready summary is made again at a turn's end when what no summary covers is
                             # more than this share of the limit and the next turn will apply it (the
                             # person's pause hides it; earlier, it would be made again at every turn's end)
@@ -126,6 +128,26 @@ class PreparedSummaries:
                          window=window, max_input_tokens=input_budget(window, s.summary_max_tokens), measured=size,
                          trigger=f"prepared in the background at {size:,} tokens, for the limit {h.limit:,}")
         h.background.start(sent, self.key, job, h.background_summarize)
+
+    def hold_now(self, messages: list[dict], prep: Preparation, size: int) -> bool:
+        """Past the limit with `prep` still written: clear what it covers now? Clearing writes the prompt
+        cache again from the first cleared result (CACHE_WRITE × the rest, and again when the summary goes
+        in); carrying it past the limit reads it at each call (CACHE_READ × what clearing would save). So it
+        is carried when the summary is expected within fewer calls than make up the rewrite — how long
+        summaries took here, how long this turn's calls take — and cleared otherwise, or when nothing tells
+        yet (the session's first summary), or the window is full. Once cleared, the older work after the
+        snapshot is weighed the same way."""
+        h = self.host
+        if size > h.room:
+            return True
+        typical, call = h.background.typical_seconds(), h.schedule.call_seconds()
+        if typical is None or not call:
+            return True
+        recent = recent_start(messages, h.recent_budget)
+        picks = seen_between(messages, 0, recent) if prep.held else held_picks(messages, prep.n, recent)
+        saves, first = clearing_saves(messages, picks)
+        calls = max(0.0, typical - (time.monotonic() - prep.started)) / call
+        return calls * CACHE_READ * saves > CACHE_WRITE * max(0, estimate_tokens(messages[first:]) - saves)
 
     def hold(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
         """(history, count cleared): the limit is reached while `prep` is written: what its snapshot holds

@@ -33,9 +33,12 @@ class Schedule:
         self.recorded = False                         # this turn's growth is in turn_growths (a paused
                                                       # turn answers twice)
         self.turn_start = False                       # the next call is the turn's first
+        self.answer_times: list[float] = []           # when this turn's last model calls answered
+        self.call_time: float | None = None           # how long one call took lately (tool run included)
 
     def begin_turn(self) -> None:
         self.growth, self.turn_added, self.turn_start, self.recorded = [], 0, True, False
+        self.answer_times = []
 
     def first_call(self) -> bool:
         """Is this the turn's first call? (Asked once per call, before it.)"""
@@ -50,10 +53,18 @@ class Schedule:
     def answered(self, size: int, now: float, final: bool) -> None:
         """A model call answered, leaving the context at `size` (`final`: the turn ends)."""
         self.grew_to(size)
+        self.answer_times = times = self.answer_times[-(GROWTH_POINTS - 1):] + [now]
+        if len(times) > 1 and times[-1] > times[0]:
+            self.call_time = (times[-1] - times[0]) / (len(times) - 1)
         self.growth = [(t, n) for t, n in self.growth[-(GROWTH_POINTS - 1):] if n <= size] + [(now, size)]
         if final:
             kept = self.turn_growths[:-1] if self.recorded else self.turn_growths
             self.turn_growths, self.recorded = (kept + [self.turn_added])[-TURNS_REMEMBERED:], True
+
+    def call_seconds(self) -> float | None:
+        """How long one model call takes lately, tool run included, measured inside turns (the person's
+        pauses are not calls); None before a turn had two."""
+        return self.call_time
 
     def next_turn(self) -> int:
         """How much the next turn is expected to add: as much as the largest of the last turns (0 before one ended)."""

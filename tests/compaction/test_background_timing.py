@@ -308,3 +308,37 @@ def test_held_picks_are_the_seen_results_the_snapshot_holds_before_the_recent_wo
     assert held_picks(messages, covered=7, recent=5) == {(2, 0), (4, 0)}      # the recent work: never
     assert held_picks(messages, covered=11, recent=11) == {(2, 0), (4, 0), (6, 0), (8, 0)}   # nor the unseen round
 
+
+
+def test_a_summary_expected_within_a_call_or_two_is_waited_for_past_the_limit_without_clearing(tmp_path):
+    events, gate = [], Gate()
+    gate.release()                                            # the first summaries are quick: s08 times them
+    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    messages: list[dict] = []
+    for i in range(5):
+        turn(compactor, messages, f"read two files, part {i}", [2 * i, 2 * i + 1])
+    assert applied(events) and compactor.background.typical_seconds() is not None
+    gate.open.clear()                                         # this one is late: held back
+    cleared_before = sum("while the summary is prepared" in getattr(e, "message", "") for e in events)
+    n = 10
+    while not (compactor.background.current and not compactor.background.current.done.is_set()
+               and compactor.measure(messages) > 20_000):
+        turn(compactor, messages, f"read two more, part {n}", [n, n + 1])
+        n += 2
+        assert n < 60
+    prep = compactor.background.current
+    turn(compactor, messages, "and two more", [n, n + 1])     # past the limit, the summary still written
+    assert compactor.measure(messages) > 20_000 and not prep.held
+    assert sum("while the summary is prepared" in getattr(e, "message", "") for e in events) == cleared_before
+    after = [result_text(b) for m in messages[prep.n:] if isinstance(m["content"], list) for b in m["content"]
+             if b.get("type") == "tool_result"]
+    covered = [result_text(b) for m in messages[:prep.n] if isinstance(m["content"], list) for b in m["content"]
+               if b.get("type") == "tool_result"]
+    assert after and all(t == BIG for t in after) and BIG in covered     # carried whole, not cleared
+    gate.release()
+    assert prep.done.wait(120)
+    compactor.begin_turn()
+    messages.append(user("thanks"))
+    out = compactor.prepare(messages)                         # ready, past the limit: it goes in now
+    assert applied(events)[-1].details["covered"] == prep.n and compactor.measure(out) <= 20_000
+    validate_request({"model": "m", "max_tokens": 10, "messages": out})
