@@ -5,10 +5,13 @@ the loop clears at the limit while it is still written, and what becomes a point
                                                                      would pass the limit (schedule.py);
                                                                      inside a turn: when the next CALLS_AHEAD
                                                                      calls would pass it
-    before a call, past the limit,      hold(history)                what its snapshot holds (it covers it),
-      the summary still written                                      all at once; still past the limit, the
-                                                                     older work after it too; the window
-                                                                     full, the recent work, oldest first
+    before a call, past the limit,      hold_now → hold(history)     carried while the summary is expected
+      the summary still written                                      within fewer calls than make up the cache
+                                                                     rewrite; else what its snapshot holds
+                                                                     (it covers it), all at once; still past
+                                                                     the limit, the older work after it too;
+                                                                     the window full, the recent work, oldest
+                                                                     first
     before a call, when it is due       apply(prep, history)         the summary replaces the snapshot's
                                                                      part; the recent work stays whole; the
                                                                      seen results between the snapshot and
