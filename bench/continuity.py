@@ -11,6 +11,7 @@ instruction, no path. At the end, the last request the model was sent is searche
 instruction and every path, side by side for:
 
     s08          s08's defaults (CONTEXT_LIMIT 50,000; USER_MESSAGES_BUDGET, LEDGER_BUDGET as shipped)
+    blocking     the same with BACKGROUND_COMPACT=off (every summary waited for at the limit)
     tutorial     the seeds' compaction: only the summary survives a compaction (both budgets 0), micro
                  clearing every turn, snip one step at a time, no cache breakpoints
 
@@ -48,6 +49,7 @@ INSTRUCTIONS = ["never touch legacy/", "keep tabs in the Makefile", "所有新�
                 "commit nothing: the person reviews first"]
 CONFIGS = {
     "s08": {},
+    "blocking": dict(background_compact="off"),
     "tutorial": dict(user_messages_budget=0, ledger_budget=0, prompt_cache="off", micro_clear_at_least=0,
                      snip_target_messages=50, background_compact="off", recent_work=0),
 }
@@ -94,12 +96,15 @@ def run(settings: dict, template: Path, turns: int = TURNS) -> dict:
         shutil.copytree(template, workspace)
         with StandIn(api_key="bench", cache=PromptCache(clock=lambda: now[0])) as server:
             server.brain = brain
-            env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": tmp,
+            env = {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "bench", "HOME": tmp, "APPROVAL_MODE": "yolo",
                    **{k.upper(): str(v) for k, v in settings.items()}}
             app = App(workspace, environ=env)
             app.set_emit(lambda event: None)
             for turn, instruction in enumerate(INSTRUCTIONS[:turns]):
                 now[0] += 30
+                prep = app.agent.compactor.background.current
+                if prep is not None:          # the pause is simulated: a summary prepared in the background
+                    prep.done.wait(60)        # (2 simulated seconds) is done by its end, as it would be
                 app.turn(f"From now on, {instruction}. Then review turn {turn}'s modules.")
             app.close()
             final = [r for r in server.requests if not is_summary_request(r)][-1]
