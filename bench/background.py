@@ -151,6 +151,9 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
         for usage in server.usages:
             tally.add(usage)
         summaries = sum(1 for body in server.requests if is_summary_request(body))
+        summary_time = sum(s for _, s in timed)
+        blocked = sum(s for where, s in timed if where == "loop") + sum(waited)
+        wasted = compactor.background.wasted
         prep = compactor.background.current
         if prep is not None:                      # the person pauses: a summary being written is finished
             prep.done.wait(summary + 60)
@@ -160,10 +163,8 @@ def run(experiment: str, summary: float, reply: float, mode: str, prepare_at: st
         compactor.background.close()
         app.close()
         server.stop()
-        summary_time = sum(s for _, s in timed)
-        blocked = sum(s for where, s in timed if where == "loop") + sum(waited)
         return {"experiment": experiment, "summary": summary, "reply": reply, "mode": mode, "wall": wall,
-                "summaries": summaries, "wasted": compactor.background.wasted, "summary_time": summary_time,
+                "summaries": summaries, "wasted": wasted, "summary_time": summary_time,
                 "blocked": blocked, "billed": tally.billed_input, "calls": len(server.requests),
                 "unsummarized": unsummarized, "for_good": for_good, "reads": len(read), "rereads": len(rereads)}
     finally:

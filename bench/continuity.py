@@ -101,10 +101,10 @@ def run(settings: dict, template: Path, turns: int = TURNS) -> dict:
             app = App(workspace, environ=env)
             app.set_emit(lambda event: None)
             for turn, instruction in enumerate(INSTRUCTIONS[:turns]):
-                now[0] += 30
                 prep = app.agent.compactor.background.current
-                if prep is not None:          # the pause is simulated: a summary prepared in the background
-                    prep.done.wait(60)        # (2 simulated seconds) is done by its end, as it would be
+                if prep is not None:          # the pause is simulated: a summary prepared in the background at
+                    prep.done.wait(60)        # the last answer is sent and done before it, as it would be
+                now[0] += 30
                 app.turn(f"From now on, {instruction}. Then review turn {turn}'s modules.")
             app.close()
             final = [r for r in server.requests if not is_summary_request(r)][-1]

@@ -145,10 +145,10 @@ def run(name: str, settings: dict, template: Path, pause: float = 30, min_cachea
             app.set_emit(events.append)
             app.agent.compactor.cache.clock = lambda: now[0]       # s08 and the cache share the simulated clock
             for turn in range(turns):
-                now[0] += pause
                 prep = app.agent.compactor.background.current
-                if prep is not None:          # the pause is simulated: a summary prepared in the background
-                    prep.done.wait(60)        # (2 simulated seconds) is done by its end, as it would be
+                if prep is not None:          # the pause is simulated: a summary prepared in the background at
+                    prep.done.wait(60)        # the last answer is sent and done before it, as it would be
+                now[0] += pause
                 app.turn(f"Turn {turn}: keep going through the modules as planned.")
                 if window is None and any(a.startswith("400") for a in server.answers):
                     break        # the prompt no longer fits: "none" ends here

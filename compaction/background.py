@@ -101,6 +101,8 @@ class Preparation:
     collected: bool = False      # the loop has taken its events and logged it
     held: bool = False           # the limit was held by clearing results while it was prepared: apply it once ready
     passed: bool = False         # the limit was passed while it was prepared (said once)
+    carried: float = 0.0         # what carrying past the limit what it covers cost so far (prepared.py)
+    buy: float | None = None     # … and what clearing it cost when it was first carried
     events: list = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
     cancelled: threading.Event = field(default_factory=threading.Event)

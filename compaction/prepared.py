@@ -136,10 +136,12 @@ class PreparedSummaries:
         """Past the limit with `prep` still written: clear what it covers now? Clearing writes the prompt
         cache again from the first cleared result (CACHE_WRITE × the rest, and again when the summary goes
         in); carrying it past the limit reads it at each call (CACHE_READ × what clearing would save). So it
-        is carried when the summary is expected within fewer calls than make up the rewrite — how long
+        is carried while the summary is expected within fewer calls than make up the rewrite — how long
         summaries took here, how long this turn's calls take — and cleared otherwise, or when nothing tells
-        yet (the session's first summary), or the window is full. Once cleared, the older work after the
-        snapshot is weighed the same way."""
+        yet (the session's first summary), or the window is full. A summary later than expected (retries,
+        a slow endpoint) is carried only until what carrying cost equals the rewrite: never more than
+        twice the better choice. With nothing of the snapshot's left to clear (or that done), the older
+        work after it is weighed the same way."""
         h = self.host
         if size > h.room:
             return True
@@ -147,10 +149,15 @@ class PreparedSummaries:
         if typical is None or not call:
             return True
         recent = recent_start(messages, h.recent_budget)
-        picks = seen_between(messages, 0, recent) if prep.held else held_picks(messages, prep.n, recent)
-        saves, first = clearing_saves(messages, picks)
+        saves, first = clearing_saves(messages, held_picks(messages, prep.n, recent))
+        if not saves:
+            saves, first = clearing_saves(messages, seen_between(messages, 0, recent))
+        rent, buy = CACHE_READ * saves, CACHE_WRITE * max(0, estimate_tokens(messages[first:]) - saves)
         calls = max(0.0, typical - (time.monotonic() - prep.started)) / call
-        return calls * CACHE_READ * saves > CACHE_WRITE * max(0, estimate_tokens(messages[first:]) - saves)
+        if prep.buy is None:
+            prep.buy = buy              # the price when first carried: what carrying is weighed against
+        prep.carried += rent
+        return calls * rent > buy or prep.carried > prep.buy
 
     def hold(self, messages: list[dict], prep: Preparation, why: str) -> tuple[list[dict], int]:
         """(history, count cleared): the limit is reached while `prep` is written: what its snapshot holds

@@ -20,6 +20,7 @@ from compaction.micro import clear_saving
 from compaction.recent import recent_start
 from compaction.prepared import held_picks
 from compaction.schedule import Schedule
+from compaction.summary import SummaryJob
 from compaction.boundaries import result_text
 from compaction.markers import COMPACTED_PREFIX, PLACEHOLDER_PREFIX
 from config import Settings
@@ -310,17 +311,29 @@ def test_held_picks_are_the_seen_results_the_snapshot_holds_before_the_recent_wo
 
 
 
+def timed_summaries(compactor: Compactor, messages: list[dict], events: list) -> int:
+    """Turns of two reads, each prepared summary let finish before the next turn, until one went in:
+    s08 has timed how long its summaries take. Returns the next file number."""
+    n = 0
+    while not applied(events):
+        turn(compactor, messages, f"read two files, part {n}", [n, n + 1])
+        n += 2
+        prep = compactor.background.current
+        if prep is not None:
+            assert prep.done.wait(120)
+        assert n < 40
+    return n
+
+
 def test_a_summary_expected_within_a_call_or_two_is_waited_for_past_the_limit_without_clearing(tmp_path):
     events, gate = [], Gate()
     gate.release()                                            # the first summaries are quick: s08 times them
     compactor = compactor_for(tmp_path, 20_000, events, gate)
     messages: list[dict] = []
-    for i in range(5):
-        turn(compactor, messages, f"read two files, part {i}", [2 * i, 2 * i + 1])
-    assert applied(events) and compactor.background.typical_seconds() is not None
+    n = timed_summaries(compactor, messages, events)
+    assert compactor.background.typical_seconds() is not None
     gate.open.clear()                                         # this one is late: held back
     cleared_before = sum("while the summary is prepared" in getattr(e, "message", "") for e in events)
-    n = 10
     while not (compactor.background.current and not compactor.background.current.done.is_set()
                and compactor.measure(messages) > 20_000):
         turn(compactor, messages, f"read two more, part {n}", [n, n + 1])
@@ -342,3 +355,44 @@ def test_a_summary_expected_within_a_call_or_two_is_waited_for_past_the_limit_wi
     out = compactor.prepare(messages)                         # ready, past the limit: it goes in now
     assert applied(events)[-1].details["covered"] == prep.n and compactor.measure(out) <= 20_000
     validate_request({"model": "m", "max_tokens": 10, "messages": out})
+
+
+def test_a_summary_later_than_expected_is_carried_only_until_carrying_cost_what_clearing_would(tmp_path):
+    events, gate = [], Gate()
+    gate.release()                                            # quick summaries first: s08 expects them quick
+    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    messages: list[dict] = []
+    n = timed_summaries(compactor, messages, events)
+    gate.open.clear()                                         # then one that never comes (retries, a slow endpoint)
+    sizes: list[int] = []
+    while not (compactor.background.current and compactor.background.current.held):
+        turn(compactor, messages, f"read two more, part {n}", [n, n + 1])
+        sizes.append(compactor.measure(messages))
+        n += 2
+        assert n < 80, "carried up to the window's room"
+    assert max(sizes) < 50_000 < compactor.room                 # held long before the window filled
+    assert not any(isinstance(e, SummaryWait) for e in events)  # and nobody waited for it
+    gate.release()
+
+
+def test_with_nothing_of_its_snapshot_left_to_clear_the_older_work_after_it_is_weighed(tmp_path):
+    events, gate = [], Gate()
+    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    compactor.background.timed.append(0.0)                    # summaries here are quick…
+    compactor.schedule.call_time = 1.0
+    messages: list[dict] = [user("read everything")]
+    for n in range(3):
+        read_round(messages, n)
+    prep = compactor.background.start(list(messages[:1]), compactor.prepared.key,     # …but this one covers only
+                                      SummaryJob(gate, workspace=tmp_path), gate)    # the first message, and is late
+    for n in range(3, 10):
+        read_round(messages, n)
+    size = compactor.measure(messages)
+    assert size > 20_000
+    held = False
+    for _ in range(40):                                       # call after call past the limit
+        if compactor.prepared.hold_now(messages, prep, size):
+            held = True
+            break
+    assert held                                               # the older work after it is cleared in the end
+    gate.release()
