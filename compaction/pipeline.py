@@ -212,7 +212,7 @@ class Compactor:
             self.breaker.warn_off(size, limit, self.emit)
             return out
         if size > limit:
-            if not said:
+            if not said and not (prep is not None and prep.passed):    # said when it was passed
                 self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} > {limit:,} tokens"))
         else:
             self.emit(Compaction(AUTO, f"[{AUTO.label} triggered] {size:,} tokens and the prompt cache "

@@ -138,13 +138,14 @@ class PreparedSummaries:
         in); carrying it past the limit reads it at each call (CACHE_READ × what clearing would save). So it
         is carried while the summary is expected within fewer calls than make up the rewrite — how long
         summaries took here, how long this turn's calls take — and cleared otherwise, or when nothing tells
-        yet (the session's first summary), or the window is full. A summary later than expected (retries,
+        yet (the session's first summary), or the prompt passed the limit by more than the recent work's
+        budget (RECENT_WORK × the limit), or the window is full. A summary later than expected (retries,
         a slow endpoint) is carried only until what carrying cost equals the rewrite: never more than
         twice the better choice. With nothing of the snapshot's left to clear (or that done), the older
         work after it is weighed the same way."""
         h = self.host
-        if size > h.room:
-            return True
+        if size > min(h.room, h.limit + h.recent_budget):      # carried no further past the limit than the
+            return True                                         # recent work's size
         typical, call = h.background.typical_seconds(), h.schedule.call_seconds()
         if typical is None or not call:
             return True

@@ -326,9 +326,10 @@ def timed_summaries(compactor: Compactor, messages: list[dict], events: list) ->
 
 
 def test_a_summary_expected_within_a_call_or_two_is_waited_for_past_the_limit_without_clearing(tmp_path):
+    """…no further past it than the recent work's budget (RECENT_WORK × the limit)."""
     events, gate = [], Gate()
     gate.release()                                            # the first summaries are quick: s08 times them
-    compactor = compactor_for(tmp_path, 20_000, events, gate)
+    compactor = compactor_for(tmp_path, 20_000, events, gate, recent_work=0.4)   # carried up to 28,000
     messages: list[dict] = []
     n = timed_summaries(compactor, messages, events)
     assert compactor.background.typical_seconds() is not None
@@ -336,12 +337,11 @@ def test_a_summary_expected_within_a_call_or_two_is_waited_for_past_the_limit_wi
     cleared_before = sum("while the summary is prepared" in getattr(e, "message", "") for e in events)
     while not (compactor.background.current and not compactor.background.current.done.is_set()
                and compactor.measure(messages) > 20_000):
-        turn(compactor, messages, f"read two more, part {n}", [n, n + 1])
-        n += 2
+        turn(compactor, messages, f"read one more, part {n}", [n])    # past the limit, the summary still written
+        n += 1
         assert n < 60
     prep = compactor.background.current
-    turn(compactor, messages, "and two more", [n, n + 1])     # past the limit, the summary still written
-    assert compactor.measure(messages) > 20_000 and not prep.held
+    assert 20_000 < compactor.measure(messages) <= 28_000 and not prep.held
     assert sum("while the summary is prepared" in getattr(e, "message", "") for e in events) == cleared_before
     after = [result_text(b) for m in messages[prep.n:] if isinstance(m["content"], list) for b in m["content"]
              if b.get("type") == "tool_result"]
@@ -395,4 +395,22 @@ def test_with_nothing_of_its_snapshot_left_to_clear_the_older_work_after_it_is_w
             held = True
             break
     assert held                                               # the older work after it is cleared in the end
+    gate.release()
+
+
+def test_carried_past_the_limit_no_further_than_the_recent_work_budget(tmp_path):
+    events, gate = [], Gate()
+    gate.release()
+    compactor = compactor_for(tmp_path, 20_000, events, gate)  # RECENT_WORK 0.1: 2,000 tokens past the limit
+    messages: list[dict] = []
+    n = timed_summaries(compactor, messages, events)
+    gate.open.clear()                                         # expected at once (timed quick), but late
+    sizes: list[int] = []
+    while not (compactor.background.current and compactor.background.current.held):
+        turn(compactor, messages, f"read one more, part {n}", [n])
+        sizes.append(compactor.measure(messages))
+        n += 1
+        assert n < 80
+    BIG_TOKENS = 2_700                                        # one read, its call and its result
+    assert max(sizes) <= 20_000 + 2_000 + BIG_TOKENS + 200      # one read past the margin at most
     gate.release()

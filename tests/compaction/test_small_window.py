@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -22,7 +21,7 @@ from config import Settings, load_settings
 from loop.agent_loop import SYSTEM_PROMPT
 from messages import add_user_text
 from standin import validate_request
-from support.helpers import call, results, say, ask
+from support.helpers import ask, call, counted, results, say
 from support.strategies import histories
 from tools.registry import tool_schemas
 
@@ -142,17 +141,6 @@ def test_the_fallback_cuts_to_a_token_target(workspace):
     assert messages == before and estimate_tokens(out) <= 2_000
     assert "the question" in json.dumps(out)
     assert len(keep.typed.visible(out)) + len(counted(out)) == len(keep.typed)
-
-
-def counted(messages: list[dict]) -> set[int]:
-    """The numbers of the person's messages a cut counted in its "left out here … whole in …" line."""
-    numbers: set[int] = set()
-    text = json.dumps(messages, ensure_ascii=False)
-    for note in re.findall(r"\[… \d+ earlier messages? of yours \((?:some of )?(messages? [\d–, ]+)\)", text):
-        for span in note.split(" ", 1)[1].split(", "):
-            low, _, high = span.partition("–")
-            numbers.update(range(int(low), int(high or low) + 1))
-    return numbers
 
 
 def failing(request):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -188,3 +189,14 @@ def settings_file(workspace, url, key=TEST_KEY, agreed=False, **more):
     (workspace / ".env").write_text("\n".join(lines) + "\n")
     if agreed:
         remember_endpoint(user_settings_file(base_env(workspace.parent, None)), workspace.resolve(), url)
+
+
+def counted(messages: list[dict]) -> set[int]:
+    """The numbers of the person's messages a cut counted in its "left out here … whole in …" line."""
+    numbers: set[int] = set()
+    text = json.dumps(messages, ensure_ascii=False)
+    for note in re.findall(r"\[… \d+ earlier messages? of yours \((?:some of )?(messages? [\d–, ]+)\)", text):
+        for span in note.split(" ", 1)[1].split(", "):
+            low, _, high = span.partition("–")
+            numbers.update(range(int(low), int(high or low) + 1))
+    return numbers
