@@ -245,7 +245,7 @@ def test_a_streamable_http_server(tmp_path, workspace, standin):
     import sys
     import time
 
-    from support.gateway import free_port
+    from support.sockets import free_port
     from support.mcp_servers import EDGE
     port = free_port()
     server = subprocess.Popen([sys.executable, EDGE, "http", str(port)], stdout=subprocess.DEVNULL,
@@ -269,7 +269,7 @@ def test_a_streamable_http_server(tmp_path, workspace, standin):
 
 
 def test_an_http_server_that_is_not_there_is_skipped_in_one_line(tmp_path, workspace, standin):
-    from support.gateway import free_port
+    from support.sockets import free_port
     user_servers(tmp_path / "home", {"gone": {"type": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"}})
     standin.queue({"text": "WENT-ON"})
     done = run(tmp_path, workspace, standin)

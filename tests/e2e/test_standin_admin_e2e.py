@@ -9,14 +9,12 @@ from support.helpers import http
 
 @pytest.mark.parametrize("flag, expected", [((), 200), (("--no-admin",), 404)])
 def test_python_m_standin_admin_flag(flag, expected):
-    import socket
     import subprocess
     import sys
 
     from support.agents import ROOT
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    from support.sockets import free_port
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "standin", "--port", str(port), *flag], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

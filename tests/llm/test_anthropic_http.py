@@ -18,6 +18,7 @@ from config import Settings
 from llm import AnthropicProvider, ErrorKind, LLMError, Request, check_key
 from llm.anthropic_http import AnthropicHTTP, StatusFailure
 from support.agents import TEST_KEY
+from support.sockets import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = {"model": "claude-sonnet-4-6", "max_tokens": 64, "system": "be brief",
@@ -149,10 +150,7 @@ def test_the_key_check_passes_with_a_good_key(standin):
 
 
 def test_no_server_reads_as_a_refused_connection():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     err = _ours(f"http://127.0.0.1:{port}", anthropic_api_key=TEST_KEY)
     assert err.kind == ErrorKind.CONNECTION and f"Cannot connect to http://127.0.0.1:{port}: connection refused" in str(err)
 

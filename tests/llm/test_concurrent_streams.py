@@ -24,6 +24,7 @@ from llm.stream_watch import watched_events
 from standin import StandIn
 from support.agents import TEST_KEY
 from support.helpers import user
+from support.sockets import listening
 
 CALLS, ROUNDS = 8, 6
 WAIT = 60          # seconds: only a failing test waits this long
@@ -67,8 +68,7 @@ class Scripted:
 
     def __init__(self, answers: list[list]):
         self.answers, self.connections = list(answers), 0
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.listener, self.url = listening()
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:

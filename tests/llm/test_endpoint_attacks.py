@@ -5,7 +5,6 @@ it can do what no correct server does."""
 
 from __future__ import annotations
 
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -16,6 +15,7 @@ from llm import AnthropicProvider, LLMError, Request, check_key
 from llm.anthropic_http import MAX_ANSWER_BYTES
 from llm.window_probe import WindowProbe
 from support.agents import TEST_KEY
+from support.sockets import listening
 
 PARAMS = {"model": "m", "max_tokens": 64, "system": "", "messages": [{"role": "user", "content": "hi"}]}
 
@@ -27,10 +27,7 @@ class Endless:
     def __init__(self, head: bytes, fill: bytes = b"x"):
         self.head, self.fill, self.sent = head, fill, 0
         self.hung_up = threading.Event()
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen()
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.sock, self.url = listening()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -162,10 +159,7 @@ class Drip:
     def __init__(self):
         self.hung_up = threading.Semaphore(0)
         self.stop = threading.Event()
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen()
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.sock, self.url = listening()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:

@@ -13,13 +13,14 @@ no cost map download, no telemetry, its home and config in a temporary folder.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from support.sockets import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 WINDOW = 4096               # the backend's context window (the default `backend` fixture)
@@ -40,12 +41,6 @@ def litellm_program() -> Path:
             pytest.fail(reason)
         pytest.skip(reason)
     return program
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 CONFIG = """model_list:
