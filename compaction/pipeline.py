@@ -204,7 +204,6 @@ class Compactor:
             if self.prepared.hold_now(out, prep, size):     # carried while that is cheaper (prepared.py)
                 out, count = self.prepared.hold(out, prep, "while the summary is prepared")
                 if count:
-                    prep.held, prep.carried, prep.buy = True, 0.0, None
                     size = self.measure(out)
             if size <= self.room:             # the recent work stays while the window has room: go on
                 return out

@@ -164,7 +164,8 @@ class PreparedSummaries:
         """(history, count cleared): the limit is reached while `prep` is written: what its snapshot holds
         (`held_picks`), all at once — the prompt cache is
         written again once, not at every call past the limit; still past the limit, the older work after
-        it too (no summary will cover it); the window full still, the recent work, oldest first (cut.py)."""
+        it too (no summary will cover it); the window full still, the recent work, oldest first (cut.py).
+        Anything cleared marks `prep` held (it goes in once ready) and starts its carrying cost afresh."""
         h = self.host
         recent = recent_start(messages, h.recent_budget)
         out, count = clear_to_pointers(messages, held_picks(messages, prep.n, recent), h.workspace, h.continuity,
@@ -176,6 +177,8 @@ class PreparedSummaries:
         if h.measure(out) > h.room:
             out, more = self.to_room(out, recent, why + ", the window being full")
             count += more
+        if count:
+            prep.held, prep.carried, prep.buy = True, 0.0, None
         return out, count
 
     def to_room(self, messages: list[dict], recent: int, why: str) -> tuple[list[dict], int]:
