@@ -20,8 +20,7 @@ from typing import Callable
 from events import Compaction, CompactionKind, Emit
 from storage import TASK_OUTPUTS_DIR
 from .continuity import Continuity
-from .micro import clear_saving, clearable_results
-from .markers import placeholder
+from .micro import clear_saving, clearable_results, saved_pointer
 from .tokens import estimate_text, estimate_tokens
 
 
@@ -71,7 +70,7 @@ def clear_to_pointers(messages: list[dict], picks: set[tuple[int, int]], workspa
 
 def _savings(messages: list[dict]) -> list[tuple[int, int, int]]:
     """(message, block, tokens its clearing saves) of every seen result, oldest first."""
-    return [(i, j, estimate_text(text) - estimate_text(placeholder(name, text)))
+    return [(i, j, estimate_text(text) - estimate_text(saved_pointer(name, text)))
             for i, j, name, text in clearable_results(messages, 0, frozenset())]
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from events import Compaction, CompactionKind, Emit, ignore
-from storage import PERSISTED_OPEN, SAVED_TO, relative, write_output
+from storage import PERSISTED_OPEN, SAVED_TO, output_path_shape, relative, write_output
 from .boundaries import replace_blocks, result_text, tool_names, unseen_start
 from .layer import LayerContext, SettingsLayer
 from .markers import MIN_CHARS, PLACEHOLDER_PREFIX, placeholder
@@ -114,6 +114,11 @@ def micro_compact(messages: list[dict], keep_recent: int = DEFAULTS.keep_recent,
     emit(Compaction(CompactionKind.MICRO_COMPACT, f"cleared {count} old tool result{'s' * (count > 1)} "
                     f"(~{saved:,} tokens)", {"count": count, "tokens": saved}))
     return out
+
+
+def saved_pointer(name: str, text: str) -> str:
+    """The pointer `clear_saving` leaves for a result, with its saved copy's path as it will look."""
+    return placeholder(name, text if text.startswith(PERSISTED_OPEN) else f"{SAVED_TO}{output_path_shape(name)}")
 
 
 def clear_saving(messages: list[dict], workspace: Path, only=None) -> tuple[list[dict], int, list[dict]]:

@@ -243,6 +243,11 @@ def write_output(workspace: Path, tool: str, text: str) -> Path:
     return path
 
 
+def output_path_shape(tool: str) -> str:
+    """What `write_output`'s path for `tool` looks like, relative, before one is written (to size a pointer to it)."""
+    return f"{TASK_OUTPUTS_DIR}/{_OWN_ID}-000-{safe_stem(tool, 40)}.txt"
+
+
 def append_transcript(workspace: Path, messages: list[dict], path: Path | None = None) -> Path:
     """Append messages (JSONL, one per line) to `path`, or to a new unique transcript."""
     path = safe.own_path(path) if path else reserve_transcript(workspace, SNIPPED)
