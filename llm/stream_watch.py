@@ -23,11 +23,15 @@ exactly as `iter_bytes` decodes it, so the request keeps the SDK's Accept-Encodi
 s08 has no decoder of its own.
 A caller that stops at the answer's last event (message_stop) first waits for the worker to finish the
 body, which the server has sent whole, so the connection goes back to the pool for the next call
-instead of being cut. Lines longer than MAX_LINE_BYTES are refused instead of buffered.
+instead of being cut. Lines longer than MAX_LINE_BYTES are refused instead of buffered, and so is an
+event whose data lines together are longer; httpx2 decodes a compressed body a bounded piece at a time,
+so a small gzip body that would decode to gigabytes is refused at that bound too. Once aborted the worker
+reads no further piece of the body (a body of blank lines, which has no event, would keep it busy).
 """
 
 from __future__ import annotations
 
+import itertools
 import queue
 import socket
 import threading
@@ -51,26 +55,30 @@ class MalformedStream(Exception):
 
 
 def sse_events(chunks) -> Iterator[tuple[str, str]]:
-    """(event name, data) pairs from a byte stream in the SSE format."""
-    pending, name = b"", ""
+    """(event name, data) pairs from a byte stream in the SSE format. A line, or an event's data lines
+    together, longer than MAX_LINE_BYTES is refused; each chunk is read once (a chunk of a million short
+    lines costs a million steps, not a million copies of the chunk)."""
+    pending, name, size = b"", "", 0
     data: list[str] = []
     for chunk in chunks:
         pending += chunk
-        while True:
-            cut = pending.find(b"\n")
-            if cut < 0:
-                if len(pending) > MAX_LINE_BYTES:
-                    raise MalformedStream(f"a line of the stream is longer than {MAX_LINE_BYTES:,} bytes")
-                break
-            line, pending = pending[:cut].rstrip(b"\r").decode("utf-8", "replace"), pending[cut + 1:]
+        start = 0
+        while (cut := pending.find(b"\n", start)) >= 0:
+            line, start = pending[start:cut].rstrip(b"\r").decode("utf-8", "replace"), cut + 1
             if not line:
                 if data:
                     yield name, "\n".join(data)
-                name, data = "", []
+                name, data, size = "", [], 0
             elif line.startswith("event:"):
                 name = line[6:].strip()
             elif line.startswith("data:"):
                 data.append(line[5:].removeprefix(" "))
+                size += len(line)
+                if size > MAX_LINE_BYTES:
+                    raise MalformedStream(f"an event's data is longer than {MAX_LINE_BYTES:,} bytes")
+        pending = pending[start:]
+        if len(pending) > MAX_LINE_BYTES:
+            raise MalformedStream(f"a line of the stream is longer than {MAX_LINE_BYTES:,} bytes")
     if data:
         yield name, "\n".join(data)
 
@@ -90,7 +98,9 @@ class _Worker(threading.Thread):
                 try:
                     if self.cancelled:
                         return
-                    for name, data in sse_events(_body(http, self.release)):
+                    body = _body(http, self.release)       # read no further once aborted (a body of
+                    chunks = itertools.takewhile(lambda _: not self.cancelled, body)   # blank lines has no event)
+                    for name, data in sse_events(chunks):
                         if self.cancelled:
                             return
                         if name != "ping":
