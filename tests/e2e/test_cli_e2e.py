@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 
 from support.agents import base_env, popen_agent, run_agent
+from support.processes import ended, written_pid
 
 
 def run(args, env, cwd, stdin=None, timeout=120):   # a hang guard: a busy machine is slow
@@ -92,26 +93,15 @@ def test_ctrl_c_stops_a_piped_script(tmp_path, workspace, standin):
 
 
 def test_sigterm_kills_the_running_command(tmp_path, workspace, standin):
-    import os
     import signal
-    import time
     standin.queue({"tool_calls": [{"name": "bash", "input": {"command": "echo $$ > pid.txt; sleep 60"}}]})
     proc = popen_agent("-p", "go", env=base_env(tmp_path, standin), cwd=workspace,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60        # as above
-    while not (workspace / "pid.txt").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    pid = int((workspace / "pid.txt").read_text())
+    pid = written_pid(workspace / "pid.txt")
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=20)
     assert proc.returncode == 128 + signal.SIGTERM
-    time.sleep(0.2)
-    try:
-        os.kill(pid, 0)
-        alive = open(f"/proc/{pid}/stat").read().split()[2] != "Z"
-    except ProcessLookupError:
-        alive = False
-    assert not alive
+    assert ended(pid)
 
 
 def test_version(tmp_path, workspace):

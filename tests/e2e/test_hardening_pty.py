@@ -4,26 +4,14 @@ even a process that moved to its own session; a Ctrl-C ends such a process too."
 from __future__ import annotations
 
 import os
-import time
 
 import pexpect
 import pytest
 
+from support.processes import ended, gone, written_pid
+
 pytestmark = pytest.mark.pty
 PROMPT = "s08 >> "
-
-
-def gone(pid: int, wait: float = 10) -> bool:
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                    return True
-        except OSError:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_background_processes_are_listed_and_ended_when_s08_exits(repl, standin, workspace):
@@ -34,12 +22,12 @@ def test_background_processes_are_listed_and_ended_when_s08_exits(repl, standin,
     child.sendline("start two servers")
     child.expect_exact("Started them.")
     child.expect_exact(PROMPT)
-    pid = int((workspace / "bg.pid").read_text())
-    assert not gone(pid, wait=0.2)
+    pid = written_pid(workspace / "bg.pid")
+    assert not gone(pid)
     child.sendeof()
     child.expect_exact("ended 2 background processes")
     child.expect(pexpect.EOF)
-    assert gone(pid)
+    assert ended(pid)
 
 
 def test_ctrl_c_ends_a_process_the_command_moved_to_its_own_session(repl, standin, workspace):
@@ -48,13 +36,11 @@ def test_ctrl_c_ends_a_process_the_command_moved_to_its_own_session(repl, standi
     child = repl()
     child.sendline("run it")
     child.expect_exact("running bash")
-    deadline = time.monotonic() + 10
-    while not (workspace / "bg.pid").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    pid = written_pid(workspace / "bg.pid")
     child.sendcontrol("c")
     child.expect_exact("[interrupted]")
     child.expect_exact(PROMPT)
-    assert gone(int((workspace / "bg.pid").read_text()))
+    assert ended(pid)
     child.sendeof()
     child.expect(pexpect.EOF)
     assert os.path.exists(workspace / "bg.pid")

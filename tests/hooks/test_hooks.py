@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from hooks.outcome import MAX_EVENT_TEXT
 from hooks.process import run_hook
 from support.agents import base_env
 from support.helpers import make_app, user_texts
+from support.processes import ended, gone
 from ui.quiet import QuietRenderer
 
 PY = shlex.quote(sys.executable)
@@ -73,22 +73,6 @@ def tool_results(body: dict) -> list[str]:
                 content = b["content"]
                 out.append(content if isinstance(content, str) else "".join(c.get("text", "") for c in content))
     return out
-
-
-def ended(pid: int, bound: float = 60.0) -> bool:
-    """The kill was sent: wait for the kernel to finish it (a busy machine can take a while), up to `bound`."""
-    deadline = time.monotonic() + bound
-    while not gone(pid) and time.monotonic() < deadline:
-        threading.Event().wait(0.02)
-    return gone(pid)
-
-
-def gone(pid: int) -> bool:
-    """Dead (a zombie waiting for its reaper counts: it runs nothing)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
 
 
 @pytest.fixture

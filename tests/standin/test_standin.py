@@ -131,11 +131,11 @@ def test_drop_mid_stream_is_a_protocol_error(standin):
 
 
 def test_hang_triggers_client_timeout(standin):
-    standin.queue({"hang": 3})
+    standin.queue({"hang": 60})
     started = time.monotonic()
     with pytest.raises(sdk().APITimeoutError):
         ask(client(standin, timeout=0.5), [{"role": "user", "content": "hi"}])
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 30          # the client gave up, far before the answer would come
 
 
 def test_real_prompt_too_long_uses_the_window():

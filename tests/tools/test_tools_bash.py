@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import time
 from types import SimpleNamespace
 
 import pytest
 
+from support.processes import ended
 from tools import ToolContext, run_tool
 from tools.bash import MEMORY_CAP
 from tools.bash_guard import dangerous_reason
@@ -38,32 +38,20 @@ def test_no_output_is_said_plainly(ctx):
     assert bash(ctx, "true").content == "(no output)\n[exit code 0]"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:      # a zombie is dead too
-        return f.read().split()[2] != "Z"
-
-
 def test_timeout_kills_the_whole_process_group(ctx, workspace):
     started = time.monotonic()
-    r = bash(ctx, "(sleep 30 & echo $! > child.pid; wait; echo survived > survived.txt) & sleep 30")
+    r = bash(ctx, "(sleep 300 & echo $! > child.pid; wait; echo survived > survived.txt) & sleep 300")
     assert r.is_error and "timed out after 2s" in r.content
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 150           # far under the 300 s it would run: a busy machine is slow
     child = int((workspace / "child.pid").read_text())
-    deadline = time.monotonic() + 3
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(child)
+    assert ended(child)
     assert not (workspace / "survived.txt").exists()
 
 
 def test_background_job_does_not_hold_the_tool(ctx):
     started = time.monotonic()
-    r = bash(ctx, "sleep 5 & echo started")
-    assert "started" in r.content and time.monotonic() - started < 3
+    r = bash(ctx, "sleep 60 & echo started")
+    assert "started" in r.content and time.monotonic() - started < 30
 
 
 def test_huge_output_spills_to_a_file_with_head_and_tail(ctx, workspace):
@@ -108,11 +96,10 @@ def test_ordinary_commands_are_not_refused(command):
 
 def test_a_command_that_closes_its_output_still_times_out(ctx, workspace):
     started = time.monotonic()
-    r = bash(ctx, "exec > out.log 2>&1; echo $$ > pid.txt; sleep 30")
-    assert r.is_error and "timed out after 2s" in r.content and time.monotonic() - started < 6
+    r = bash(ctx, "exec > out.log 2>&1; echo $$ > pid.txt; sleep 300")
+    assert r.is_error and "timed out after 2s" in r.content and time.monotonic() - started < 150
     pid = int((workspace / "pid.txt").read_text())
-    time.sleep(0.2)
-    assert not _alive(pid)
+    assert ended(pid)
 
 
 def test_the_api_key_never_reaches_commands(ctx, monkeypatch):
