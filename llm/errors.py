@@ -99,9 +99,16 @@ def classify(exc: BaseException, base_url: str, model: str, timeout: float, secr
     if "Timeout" in type(exc).__name__:
         return LLMError(f"No data from {url} for {timeout:g}s (API_TIMEOUT); the answer was abandoned.",
                         ErrorKind.TIMEOUT, retryable=True)
-    if "incomplete chunked read" in text or "peer closed" in text or "RemoteProtocolError" in text:
+    if _broke_in_transit(exc) or "incomplete chunked read" in text or "peer closed" in text:
         return LLMError(f"The connection to {url} dropped mid-answer.", ErrorKind.DROPPED, retryable=True)
     return LLMError(f"Model call failed: {text}", ErrorKind.UNKNOWN)
+
+
+def _broke_in_transit(exc: BaseException) -> bool:
+    """The connection failed while the body was read (a reset, a protocol error): httpx2's
+    TransportError, by its class (httpx2 is imported only when a call is made), or the OS's own.
+    A failure before the answer began is a SendFailure, classed above."""
+    return isinstance(exc, ConnectionError) or any(c.__name__ == "TransportError" for c in type(exc).__mro__)
 
 
 def stream_error(data, base_url: str, model: str, secrets=(), key_source: str = "") -> LLMError:

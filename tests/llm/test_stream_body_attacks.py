@@ -165,11 +165,11 @@ def test_a_body_that_never_ends_after_message_stop_is_cut_at_the_idle_deadline()
 
 
 class Resets:
-    """Answers `first`, then resets the connection (an RST, not a FIN)."""
+    """Answers `first`, then resets the connection (an RST, not a FIN); a later connection gets `then`."""
 
-    def __init__(self, first: bytes):
+    def __init__(self, first: bytes, then: bytes | None = None):
         from support.sockets import listening
-        self.first = first
+        self.first, self.then, self.served = first, then, 0
         self.sock, self.url = listening()
         threading.Thread(target=self._serve, daemon=True).start()
 
@@ -177,8 +177,18 @@ class Resets:
         conn, _ = self.sock.accept()
         conn.recv(65536)
         conn.sendall(self.first)
+        self.served += 1
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         conn.close()
+        while self.then is not None:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(self.then)
+                self.served += 1
 
     def close(self) -> None:
         self.sock.close()
@@ -194,7 +204,23 @@ def test_a_reset_mid_body_fails_the_call_in_one_line_as_a_dropped_connection():
     finally:
         server.close()
     assert "\n" not in str(caught.value) and len(str(caught.value)) < 1000
-    assert "reset" in str(caught.value) or caught.value.kind is ErrorKind.DROPPED, str(caught.value)
+    assert caught.value.kind is ErrorKind.DROPPED and caught.value.retryable, str(caught.value)
+
+
+def test_a_reset_before_anything_was_shown_is_retried_and_the_retry_answers():
+    answer = [START, {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "whole"}},
+              {"type": "content_block_stop", "index": 0},
+              {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}}, STOP]
+    server = Resets(CHUNKED + chunk(sse(START)) + b"10\r\nevent: content_",
+                    then=CHUNKED + chunk(sse(*answer)) + b"0\r\n\r\n")
+    provider = AnthropicProvider(Settings(anthropic_api_key=TEST_KEY, anthropic_base_url=server.url,
+                                          api_max_retries=1, model_id="m", api_timeout=WAIT))
+    try:
+        reply = provider.stream(Request(**PARAMS))
+    finally:
+        server.close()
+    assert [b["text"] for b in reply.content] == ["whole"] and server.served == 2
 
 
 def test_a_chunk_size_line_that_never_ends_fails_the_call():
