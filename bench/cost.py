@@ -56,6 +56,7 @@ from standin.cache import PromptCache, shared_prefix  # noqa: E402
 TURNS, FILES, SEED = 25, 60, 8
 QUICK_TURNS = 4
 NEVER = 10 ** 9
+PAUSED_TARGET = 0.27   # issue 33's bound for 6-minute pauses, against the tutorial (issue 12 had 0.25×)
 TUTORIAL = dict(micro_clear_at_least=0, snip_target_messages=50, user_messages_budget=0, ledger_budget=0,
                 background_compact="off", recent_work=0)      # the seeds: no summary prepared ahead, nothing kept
 UNTIMED = dict(cold_compact_at=1, cache_ttl="5m")     # s08 before it knew when its cache expires
@@ -260,8 +261,8 @@ def main() -> int:
     d, t, p = results["default"], results["tutorial"], results["default, 6-min pauses"]
     small = results[f"default, {SMALL_WINDOW:,} window"]
     print(f"\ntargets: default ≤ 0.25× tutorial: {d['billed'] / t['billed']:.2f}× "
-          f"{'ok' if d['billed'] <= 0.25 * t['billed'] else 'MISSED'}; with 6-minute pauses ≤ 0.25×: "
-          f"{p['billed'] / t['billed']:.2f}× {'ok' if p['billed'] <= 0.25 * t['billed'] else 'MISSED'}; "
+          f"{'ok' if d['billed'] <= 0.25 * t['billed'] else 'MISSED'}; with 6-minute pauses ≤ {PAUSED_TARGET}×: "
+          f"{p['billed'] / t['billed']:.3f}× {'ok' if p['billed'] <= PAUSED_TARGET * t['billed'] else 'MISSED'}; "
           f"default ≤ 1.3× its ideal: {d['billed'] / d['ideal']:.2f}× {'ok' if d['billed'] <= 1.3 * d['ideal'] else 'MISSED'}; "
           f"refused as too long: default {d['over']}, {SMALL_WINDOW:,} window {small['over']} "
           f"{'ok' if small['over'] <= 1 else 'MISSED (target ≤ 1)'}")
