@@ -24,6 +24,7 @@ from pathlib import Path
 from redact import SECRET_SETTINGS
 from tools.background import JOBS, Jobs
 from tools.bash import kill_group
+from tools.spawn import signals_held
 
 MAX_OUTPUT = 256 * 1024           # bytes of stdout (and of stderr) kept from one hook
 MAX_STDIN = 4 * 1024 * 1024       # the event's JSON beyond this is cut (a huge tool result)
@@ -100,17 +101,16 @@ def run_hook(command: str, payload: bytes, cwd: Path, timeout: float, env: dict,
     """Run one hook; never raises but for KeyboardInterrupt (the group is killed first)."""
     jobs = jobs or JOBS
     tag = jobs.new_tag()
+    proc = None
     try:
-        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env={**env, **jobs.env(tag)}, start_new_session=True)
-    except OSError as exc:
-        return HookRun(None, problem=f"could not start ({exc.strerror or exc})")
-    jobs.spawned(tag, proc.pid)
-    assert proc.stdout and proc.stderr
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    pipes = _Pipes(proc, payload[:MAX_STDIN])
-    deadline, exited_at, problem = time.monotonic() + timeout, None, ""
-    try:
+        with signals_held():     # a Ctrl-C while bash starts is raised here, where it can be killed
+            proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env={**env, **jobs.env(tag)}, start_new_session=True)
+        jobs.spawned(tag, proc.pid)
+        assert proc.stdout and proc.stderr
+        out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+        pipes = _Pipes(proc, payload[:MAX_STDIN])
+        deadline, exited_at, problem = time.monotonic() + timeout, None, ""
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -124,7 +124,11 @@ def run_hook(command: str, payload: bytes, cwd: Path, timeout: float, env: dict,
                 pipes.step(min(0.1, deadline - now))
             else:
                 time.sleep(min(0.05, deadline - now))
-    except BaseException:
+    except BaseException as exc:
+        if proc is None:
+            if isinstance(exc, OSError):
+                return HookRun(None, problem=f"could not start ({exc.strerror or exc})")
+            raise
         _end(proc, jobs, tag)
         raise
     code = None if problem else proc.wait()

@@ -32,6 +32,7 @@ from typing import Any
 
 from redact import SECRET_SETTINGS
 from storage import safe
+from tools.background import own_env
 from .config import Entry
 
 # The SDK logs what a server sent that it could not parse (a traceback holding the server's bytes): never to
@@ -78,10 +79,11 @@ class Runner:
 
 
 def server_environ(environ: dict[str, str], secrets: tuple[str, ...], entry: Entry) -> dict[str, str]:
-    """What a stdio server runs with: `environ` without s08's secrets (by name and by value), then its `env`."""
+    """What a stdio server runs with: `environ` without s08's secrets (by name and by value), then its `env`,
+    then the tag that marks it as s08's own process (tools/background.py)."""
     hidden = {s for s in secrets if s}
     kept = {k: v for k, v in environ.items() if k not in SECRET_SETTINGS and v not in hidden}
-    return {**kept, **dict(entry.env)}
+    return {**kept, **dict(entry.env), **own_env()}      # s08's own: no command's end claims or kills it
 
 
 class _StderrSink:

@@ -3,7 +3,10 @@
 Every command runs with S08_JOB=<session token>-<n> in its environment, which its descendants
 inherit; after it ends, the processes still carrying its tag are found in /proc (whatever session
 or process group they moved to). The agent process is also made a child subreaper, so orphans that
-dropped their environment (`env -i … &`) are adopted by s08 instead of init, and are found too.
+dropped their environment (`env -i … &`) are adopted by s08 instead of init, and are found too. Only
+a child of s08 with no S08_JOB at all counts as such an orphan: another command's processes carry
+their own tag, and what s08 starts for itself (an MCP server) carries OWN_TAG (own_env), so a command,
+a hook or a timeout never claims, counts or kills them.
 
     jobs.env(tag)            the variable to give a command
     jobs.after(tag, pid)     what that command left running (remembered), excluding `pid` itself
@@ -32,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 
 TAG_VAR = "S08_JOB"
+OWN_TAG = "s08-own"           # what s08 starts for itself: no command's tag begins so
 PR_SET_CHILD_SUBREAPER = 36
 END_GRACE = 1.0                 # seconds between SIGTERM and SIGKILL at exit
 SWEEP_LIMIT = 10.0              # seconds a sweep may go on (each round kills faster than a process forks)
@@ -90,6 +94,18 @@ def _tagged(pid: int, marker: bytes) -> bool:
             return marker in b"\0" + environ
         time.sleep(0.02)          # empty while the process is between fork and exec: look again
     return False
+
+
+def own_env() -> dict:
+    """The variable to give a process s08 starts for itself (an MCP server): no command claims it."""
+    return {TAG_VAR: OWN_TAG}
+
+
+def _untagged(pid: int) -> bool:
+    """A process with no S08_JOB at all (an orphan that dropped its environment, or emptied it); False when
+    its environment cannot be read."""
+    environ = _environ(pid)
+    return bool(environ) and f"\0{TAG_VAR}=".encode() not in environ
 
 
 def _environ(pid: int) -> bytes:
@@ -155,7 +171,8 @@ def family_size(pid: int, since: int = 0) -> int:
         if info is None or info[0] in ("Z", "X"):
             continue
         children.setdefault(info[1], []).append(other)
-        if info[2] == pid or (_adopting and info[1] == me and int(info[3]) >= since and other != pid):
+        if info[2] == pid or (_adopting and info[1] == me and int(info[3]) >= since and other != pid
+                              and _untagged(other)):
             members.add(other)
     todo = [pid, *members]
     while todo:
@@ -204,7 +221,7 @@ class Jobs:
                 continue
             if state in ("Z", "X") or int(start) < since:
                 continue
-            adopted = _adopting and ppid == me
+            adopted = _adopting and ppid == me and _untagged(pid)
             try:
                 mine = uid == 0 or os.stat(f"/proc/{pid}").st_uid == uid
             except OSError:

@@ -35,6 +35,7 @@ from .bash_guard import MAX_COMMAND_BYTES, dangerous_reason
 from .output_sink import MEMORY_CAP, OutputSink  # noqa: F401  (MEMORY_CAP re-exported for tests)
 from .registry import ToolResult, tool
 from .sandbox import APPROVED, FAILED, READ_ONLY, SETUP_FAILED, Sandbox
+from .spawn import signals_held
 
 MAX_PROCESSES = 512               # the setting's default, for callers without settings
 COUNT_EVERY = 0.05                # seconds between two counts of a command's processes, at least…
@@ -158,17 +159,22 @@ def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secret
     if sandbox is not None and sandbox.sandboxed(kind):
         tmp = tempfile.mkdtemp(prefix="s08-cmd-")
         argv, extra = sandbox.launch(kind, command, tmp, cwd), {**extra, "TMPDIR": tmp}
+    proc = None
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, env=_command_env(extra), start_new_session=True)
+        with signals_held():     # a Ctrl-C while bash starts is raised here, where it can be killed
+            proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, env=_command_env(extra), start_new_session=True)
+        jobs.spawned(tag, proc.pid)
+        sink = OutputSink(spill_dir, secrets, on_output)
     except BaseException:
+        if proc is not None:
+            _kill_all(proc, jobs, tag)
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
         raise
-    jobs.spawned(tag, proc.pid)
     left: list = []
     try:
-        return _collect(proc, jobs, tag, OutputSink(spill_dir, secrets, on_output), cwd, timeout, max_processes, left)
+        return _collect(proc, jobs, tag, sink, cwd, timeout, max_processes, left)
     finally:
         if tmp and not left:        # a job left running may still use its temporary folder
             shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,129 @@
+"""Scenes of processes s08 runs side by side, played in a process of their own that is a child subreaper as
+s08 is (tools/background.py enable_adoption; a test process must not become one):
+
+    python tests/support/claims_scenes.py SCENE FOLDER      prints one JSON object
+
+    hook-then-command   a hook starts, then a command; the hook ends while the command still runs
+    server-during-hook  a hook starts, then an MCP server (the tests' edge server); the hook ends
+    count-beside        a command with a process limit runs while another command starts many processes
+
+Each step waits for the one before by a file it writes, never for a time. What each prints is what one
+process's end claimed of the other's (it should claim nothing) and whether the other one lived on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from hooks.process import run_hook  # noqa: E402
+from tools.background import Jobs, enable_adoption  # noqa: E402
+from tools.bash import run_command  # noqa: E402
+
+BOUND = 120.0         # seconds: only a scene that went wrong waits this long
+
+
+def wait_for(path: Path) -> str:
+    return f"for i in $(seq {int(BOUND * 100)}); do [ -e {path} ] && break; sleep 0.01; done"
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def appeared(path: Path) -> None:
+    deadline = time.monotonic() + BOUND
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def hook_then_command(folder: Path, jobs: Jobs) -> dict:
+    hook_started, command_started, hook_ended = folder / "hook.started", folder / "command.started", folder / "hook.ended"
+    got: dict = {}
+
+    def command() -> None:
+        appeared(hook_started)
+        got["command"] = run_command(f"touch {command_started}; {wait_for(hook_ended)}; echo finished",
+                                     folder, BOUND, folder, jobs=jobs).text
+    runner = threading.Thread(target=command)
+    runner.start()
+    hook = run_hook(f"touch {hook_started}; {wait_for(command_started)}", b"{}", folder, BOUND, dict(os.environ),
+                    jobs=jobs)
+    hook_ended.touch()
+    runner.join(BOUND)
+    return {"hook_left": hook.left, "command": got.get("command", "")}
+
+
+def server_during_hook(folder: Path, jobs: Jobs) -> dict:
+    from servers.manager import Servers
+    from support.mcp_servers import config_dir, edge_entry, user_servers
+    home, marks, up = folder / "home", folder / "marks", folder / "server.up"
+    marks.mkdir()
+    user_servers(home, {"edge": edge_entry(EDGE_MARKS=str(marks))})
+    environ = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    settings = SimpleNamespace(mcp_timeout=60.0, mcp_tool_timeout=60.0, mcp_schema_budget=0, context_limit=200_000)
+    servers = Servers(folder, settings, environ, (), config_dir(home) / ".env", folder / "logs")
+    hook_started, got = folder / "hook.started", {}
+
+    def start_the_server() -> None:
+        appeared(hook_started)
+        servers.start(lambda question: "y", lambda notice: None)
+        up.touch()
+    starter = threading.Thread(target=start_the_server)
+    starter.start()
+    try:
+        hook = run_hook(f"touch {hook_started}; {wait_for(up)}", b"{}", folder, BOUND, dict(os.environ), jobs=jobs)
+        starter.join(BOUND)
+        pid = int((marks / "pid").read_text())
+        got = {"hook_left": hook.left, "server_alive": alive(pid),
+               "echo": servers.run("mcp__edge__echo", {"text": "still here"}, None).content}
+    finally:
+        servers.close()
+    return got
+
+
+def count_beside(folder: Path, jobs: Jobs) -> dict:
+    limited_started, many_up, limited_done = folder / "limited.started", folder / "many.up", folder / "limited.done"
+    got: dict = {}
+
+    def many() -> None:
+        appeared(limited_started)
+        got["many"] = run_command(f"for i in 1 2 3 4 5 6 7 8; do sleep {int(BOUND)} & done; touch {many_up}; "
+                                  f"{wait_for(limited_done)}; kill $(jobs -p)", folder, BOUND, folder, jobs=jobs).text
+    runner = threading.Thread(target=many)
+    runner.start()
+    # the limited command lives a while after the others are up, so it counts its processes many times
+    limited = run_command(f"touch {limited_started}; {wait_for(many_up)}; sleep 2; echo finished", folder, BOUND,
+                          folder, jobs=jobs, max_processes=6).text
+    limited_done.touch()
+    runner.join(BOUND)
+    return {"limited": limited}
+
+
+SCENES = {"hook-then-command": hook_then_command, "server-during-hook": server_during_hook,
+          "count-beside": count_beside}
+
+
+def main() -> None:
+    enable_adoption()
+    jobs = Jobs()
+    scene, folder = sys.argv[1], Path(sys.argv[2])
+    try:
+        print(json.dumps(SCENES[scene](folder, jobs)))
+    finally:
+        jobs.end_all()
+
+
+if __name__ == "__main__":
+    main()

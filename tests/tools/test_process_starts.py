@@ -1,0 +1,93 @@
+"""Processes s08 starts: a Ctrl-C while one is starting still lets s08 kill it (tools/spawn.py), and one
+command's or hook's end never claims, counts or kills what another command or an MCP server runs beside
+it (tools/background.py). The scenes run in a real child subreaper (support/claims_scenes.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tools.spawn import signals_held
+
+SCENES = Path(__file__).resolve().parents[1] / "support" / "claims_scenes.py"
+
+
+def test_a_ctrl_c_while_a_process_starts_is_raised_once_the_start_is_over():
+    ran_on = False
+    with pytest.raises(KeyboardInterrupt):
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):         # many chances for a pending handler to run: it must not raise here
+                pass
+            ran_on = True
+    assert ran_on
+
+
+def test_a_sigterm_while_a_process_starts_raises_what_its_handler_raises(monkeypatch):
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)          # (conftest puts the handler back afterwards)
+    with pytest.raises(SystemExit) as stopped:
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+    assert stopped.value.code == 128 + signal.SIGTERM and signal.getsignal(signal.SIGTERM) is stop
+
+
+def test_a_start_that_failed_still_raises_the_ctrl_c_that_came_meanwhile():
+    with pytest.raises(KeyboardInterrupt):
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            raise FileNotFoundError("no such program")
+
+
+def test_without_a_signal_nothing_is_raised_and_the_handlers_are_as_before():
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    with signals_held():
+        pass
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_in_another_thread_it_changes_nothing():
+    failed: list = []
+
+    def start() -> None:
+        try:
+            with signals_held():
+                pass
+        except BaseException as exc:    # noqa: BLE001 — signal.signal outside the main thread raises ValueError
+            failed.append(exc)
+    worker = threading.Thread(target=start)
+    worker.start()
+    worker.join()
+    assert not failed
+
+
+def scene(name: str, folder: Path) -> dict:
+    done = subprocess.run([sys.executable, str(SCENES), name, str(folder)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_hook_that_ends_leaves_a_command_started_after_it_alone(tmp_path):
+    got = scene("hook-then-command", tmp_path)
+    assert got["hook_left"] == 0
+    assert got["command"].startswith("finished") and "still running" not in got["command"], got["command"]
+
+
+@pytest.mark.mcp
+def test_a_hook_that_ends_leaves_an_mcp_server_started_after_it_running(tmp_path):
+    got = scene("server-during-hook", tmp_path)
+    assert got["hook_left"] == 0 and got["server_alive"] and "still here" in got["echo"], got
+
+
+def test_a_command_s_process_limit_does_not_count_another_command_s_processes(tmp_path):
+    got = scene("count-beside", tmp_path)
+    assert got["limited"].startswith("finished") and "MAX_PROCESSES" not in got["limited"], got["limited"]
