@@ -3,10 +3,11 @@
 Every command runs with S08_JOB=<session token>-<n> in its environment, which its descendants
 inherit; after it ends, the processes still carrying its tag are found in /proc (whatever session
 or process group they moved to). The agent process is also made a child subreaper, so orphans that
-dropped their environment (`env -i … &`) are adopted by s08 instead of init, and are found too. Only
-a child of s08 with no S08_JOB at all counts as such an orphan: another command's processes carry
-their own tag, and what s08 starts for itself (an MCP server) carries OWN_TAG (own_env), so a command,
-a hook or a timeout never claims, counts or kills them.
+dropped their environment (`env -i … &`) are adopted by s08 instead of init, and are found too. A
+child of s08 that carries a tag s08 gave out — another command's, or OWN_TAG, which what s08 starts for
+itself carries (an MCP server: own_env) — is not such an orphan: a command, a hook or a timeout beside
+it never claims, counts or kills it. (A process that copies one of those tags escapes its command's
+timeout that way, not s08's exit: every child s08 has is ended then.)
 
     jobs.env(tag)            the variable to give a command
     jobs.after(tag, pid)     what that command left running (remembered), excluding `pid` itself
@@ -16,7 +17,7 @@ a hook or a timeout never claims, counts or kills them.
                              anew every few milliseconds outruns one look at /proc, but each of its
                              children becomes s08's own when its parent dies, and s08 reads its own
                              children in one small file per round (/proc/self/task/*/children)
-    family_size(pid, since)  how many processes a running command has (MAX_PROCESSES bounds it)
+    family_size(pid, since, token)  how many processes a running command has (MAX_PROCESSES bounds it)
     jobs.end_all()           at exit: SIGTERM, a short wait, then (as a subreaper) SIGKILL every child
                              of s08 and reap, until the kernel says no child is left (ECHILD); without
                              adoption, a sweep. Returns what was ended
@@ -35,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 
 TAG_VAR = "S08_JOB"
-OWN_TAG = "s08-own"           # what s08 starts for itself: no command's tag begins so
+OWN_TAG = f"s08-own-{secrets.token_hex(6)}"      # what s08 starts for itself (random: not a constant to copy)
 PR_SET_CHILD_SUBREAPER = 36
 END_GRACE = 1.0                 # seconds between SIGTERM and SIGKILL at exit
 SWEEP_LIMIT = 10.0              # seconds a sweep may go on (each round kills faster than a process forks)
@@ -101,11 +102,12 @@ def own_env() -> dict:
     return {TAG_VAR: OWN_TAG}
 
 
-def _untagged(pid: int) -> bool:
-    """A process with no S08_JOB at all (an orphan that dropped its environment, or emptied it); False when
-    its environment cannot be read."""
-    environ = _environ(pid)
-    return bool(environ) and f"\0{TAG_VAR}=".encode() not in environ
+def _orphan(pid: int, token: str, environ: bytes | None = None) -> bool:
+    """A child of s08 that may be an orphan of the command ending now: it carries no tag s08 gave out
+    (the commands' `token`-N, OWN_TAG); False when its environment cannot be read."""
+    environ = _environ(pid) if environ is None else environ
+    issued = (f"\0{TAG_VAR}={token}-".encode(), f"\0{TAG_VAR}={OWN_TAG}\0".encode())
+    return bool(environ) and not any(tag in environ for tag in issued)
 
 
 def _environ(pid: int) -> bytes:
@@ -161,9 +163,10 @@ def group_members(pgid: int) -> list[int]:
     return out
 
 
-def family_size(pid: int, since: int = 0) -> int:
+def family_size(pid: int, since: int, token: str) -> int:
     """How many live processes belong to the command `pid`: its process group, its descendants (whatever
-    group or session they moved to) and the orphans s08 adopted that started at `since` or later."""
+    group or session they moved to) and the orphans s08 adopted that started at `since` or later (the
+    commands' tags begin with `token`)."""
     me, members = os.getpid(), set()
     children: dict[int, list[int]] = {}
     for other in _pids():
@@ -172,7 +175,7 @@ def family_size(pid: int, since: int = 0) -> int:
             continue
         children.setdefault(info[1], []).append(other)
         if info[2] == pid or (_adopting and info[1] == me and int(info[3]) >= since and other != pid
-                              and _untagged(other)):
+                              and _orphan(other, token)):
             members.add(other)
     todo = [pid, *members]
     while todo:
@@ -221,7 +224,7 @@ class Jobs:
                 continue
             if state in ("Z", "X") or int(start) < since:
                 continue
-            adopted = _adopting and ppid == me and _untagged(pid)
+            adopted = _adopting and ppid == me and _orphan(pid, self.token)
             try:
                 mine = uid == 0 or os.stat(f"/proc/{pid}").st_uid == uid
             except OSError:
@@ -300,8 +303,7 @@ class Jobs:
                 time.sleep(0.002)             # children dying or being adopted: look again
         return sorted(killed, key=lambda p: p.pid)
 
-    @staticmethod
-    def _own_children(marker: bytes, since: int, spare: int | None) -> list[Proc]:
+    def _own_children(self, marker: bytes, since: int, spare: int | None) -> list[Proc]:
         found = []
         for pid in _children():
             info = _stat(pid)
@@ -313,7 +315,7 @@ class Jobs:
                 continue
             environ = _environ(pid)
             ours = marker in environ if environ else False
-            adopted = _adopting and int(info[3]) >= since and f"\0{TAG_VAR}=".encode() not in environ
+            adopted = _adopting and int(info[3]) >= since and _orphan(pid, self.token, environ)
             if ours or adopted:
                 found.append(Proc(pid, info[3], _command(pid)))
         return found

@@ -6,6 +6,8 @@ s08 is (tools/background.py enable_adoption; a test process must not become one)
     hook-then-command   a hook starts, then a command; the hook ends while the command still runs
     server-during-hook  a hook starts, then an MCP server (the tests' edge server); the hook ends
     count-beside        a command with a process limit runs while another command starts many processes
+    retagged-timeout    a command that times out has started a process in a session of its own with a tag
+                        of its choosing (S08_JOB=elsewhere)
 
 Each step waits for the one before by a file it writes, never for a time. What each prints is what one
 process's end claimed of the other's (it should claim nothing) and whether the other one lived on.
@@ -111,8 +113,19 @@ def count_beside(folder: Path, jobs: Jobs) -> dict:
     return {"limited": limited}
 
 
+def retagged_timeout(folder: Path, jobs: Jobs) -> dict:
+    pid_file = folder / "moved.pid"
+    text = run_command(f"S08_JOB=elsewhere setsid sleep {int(4 * BOUND)} & echo $! > {pid_file}; sleep {int(BOUND)}",
+                       folder, 2, folder, jobs=jobs).text
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + BOUND / 2          # the kill was sent: the kernel's time to finish it
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return {"text": text, "moved_alive": alive(pid)}
+
+
 SCENES = {"hook-then-command": hook_then_command, "server-during-hook": server_during_hook,
-          "count-beside": count_beside}
+          "count-beside": count_beside, "retagged-timeout": retagged_timeout}
 
 
 def main() -> None:

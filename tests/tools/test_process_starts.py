@@ -91,3 +91,8 @@ def test_a_hook_that_ends_leaves_an_mcp_server_started_after_it_running(tmp_path
 def test_a_command_s_process_limit_does_not_count_another_command_s_processes(tmp_path):
     got = scene("count-beside", tmp_path)
     assert got["limited"].startswith("finished") and "MAX_PROCESSES" not in got["limited"], got["limited"]
+
+
+def test_a_process_that_changed_its_tag_still_ends_with_its_command_s_timeout(tmp_path):
+    got = scene("retagged-timeout", tmp_path)
+    assert "timed out" in got["text"] and not got["moved_alive"], got
