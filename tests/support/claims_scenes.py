@@ -29,19 +29,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from hooks.process import run_hook  # noqa: E402
 from tools.background import Jobs, enable_adoption  # noqa: E402
 from tools.bash import run_command  # noqa: E402
+from support.processes import gone  # noqa: E402
 
 BOUND = 120.0         # seconds: only a scene that went wrong waits this long
 
 
 def wait_for(path: Path) -> str:
     return f"for i in $(seq {int(BOUND * 100)}); do [ -e {path} ] && break; sleep 0.01; done"
-
-
-def alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def appeared(path: Path) -> None:
@@ -88,7 +82,7 @@ def server_during_hook(folder: Path, jobs: Jobs) -> dict:
         hook = run_hook(f"touch {hook_started}; {wait_for(up)}", b"{}", folder, BOUND, dict(os.environ), jobs=jobs)
         starter.join(BOUND)
         pid = int((marks / "pid").read_text())
-        got = {"hook_left": hook.left, "server_alive": alive(pid),
+        got = {"hook_left": hook.left, "server_alive": not gone(pid),
                "echo": servers.run("mcp__edge__echo", {"text": "still here"}, None).content}
     finally:
         servers.close()
@@ -119,9 +113,9 @@ def retagged_timeout(folder: Path, jobs: Jobs) -> dict:
                        folder, 2, folder, jobs=jobs).text
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + BOUND / 2          # the kill was sent: the kernel's time to finish it
-    while alive(pid) and time.monotonic() < deadline:
+    while not gone(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
-    return {"text": text, "moved_alive": alive(pid)}
+    return {"text": text, "moved_alive": not gone(pid)}
 
 
 SCENES = {"hook-then-command": hook_then_command, "server-during-hook": server_during_hook,
