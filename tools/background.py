@@ -17,7 +17,7 @@ timeout that way, not s08's exit: every child s08 has is ended then.)
                              anew every few milliseconds outruns one look at /proc, but each of its
                              children becomes s08's own when its parent dies, and s08 reads its own
                              children in one small file per round (/proc/self/task/*/children)
-    family_size(pid, since, token)  how many processes a running command has (MAX_PROCESSES bounds it)
+    family_size(pid, since, tag, token)  how many processes a running command has (MAX_PROCESSES bounds it)
     jobs.end_all()           at exit: SIGTERM, a short wait, then (as a subreaper) SIGKILL every child
                              of s08 and reap, until the kernel says no child is left (ECHILD); without
                              adoption, a sweep. Returns what was ended
@@ -102,12 +102,14 @@ def own_env() -> dict:
     return {TAG_VAR: OWN_TAG}
 
 
-def _orphan(pid: int, token: str, environ: bytes | None = None) -> bool:
-    """A child of s08 that may be an orphan of the command ending now: it carries no tag s08 gave out
-    (the commands' `token`-N, OWN_TAG); False when its environment cannot be read."""
+def _claimable(pid: int, token: str, tag: str = "", environ: bytes | None = None) -> bool:
+    """May a command (tagged `tag`) count this child of s08 as its adopted orphan: it carries `tag`, or no
+    tag s08 gave out (the commands' `token`-N, OWN_TAG). False when its environment cannot be read."""
     environ = _environ(pid) if environ is None else environ
+    if tag and f"\0{TAG_VAR}={tag}\0".encode() in environ:
+        return True
     issued = (f"\0{TAG_VAR}={token}-".encode(), f"\0{TAG_VAR}={OWN_TAG}\0".encode())
-    return bool(environ) and not any(tag in environ for tag in issued)
+    return bool(environ) and not any(marker in environ for marker in issued)
 
 
 def _environ(pid: int) -> bytes:
@@ -163,10 +165,10 @@ def group_members(pgid: int) -> list[int]:
     return out
 
 
-def family_size(pid: int, since: int, token: str) -> int:
+def family_size(pid: int, since: int, tag: str, token: str) -> int:
     """How many live processes belong to the command `pid`: its process group, its descendants (whatever
-    group or session they moved to) and the orphans s08 adopted that started at `since` or later (the
-    commands' tags begin with `token`)."""
+    group or session they moved to) and the orphans s08 adopted that started at `since` or later: those
+    carrying its `tag`, or no tag s08 gave out (the commands' tags begin with `token`)."""
     me, members = os.getpid(), set()
     children: dict[int, list[int]] = {}
     for other in _pids():
@@ -175,7 +177,7 @@ def family_size(pid: int, since: int, token: str) -> int:
             continue
         children.setdefault(info[1], []).append(other)
         if info[2] == pid or (_adopting and info[1] == me and int(info[3]) >= since and other != pid
-                              and _orphan(other, token)):
+                              and _claimable(other, token, tag)):
             members.add(other)
     todo = [pid, *members]
     while todo:
@@ -224,7 +226,7 @@ class Jobs:
                 continue
             if state in ("Z", "X") or int(start) < since:
                 continue
-            adopted = _adopting and ppid == me and _orphan(pid, self.token)
+            adopted = _adopting and ppid == me and _claimable(pid, self.token)
             try:
                 mine = uid == 0 or os.stat(f"/proc/{pid}").st_uid == uid
             except OSError:
@@ -315,7 +317,7 @@ class Jobs:
                 continue
             environ = _environ(pid)
             ours = marker in environ if environ else False
-            adopted = _adopting and int(info[3]) >= since and _orphan(pid, self.token, environ)
+            adopted = _adopting and int(info[3]) >= since and _claimable(pid, self.token, environ=environ)
             if ours or adopted:
                 found.append(Proc(pid, info[3], _command(pid)))
         return found
