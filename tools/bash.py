@@ -95,7 +95,7 @@ def _command_env(extra: dict | None = None) -> dict:
 
 
 def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float, limit: int = 0,
-                     since: int = 0, token: str = "") -> str:
+                     since: int = 0, tag: str = "") -> str:
     """Collect output until the command exits (plus a short grace for its output) or the deadline
     passes. Returns "timeout", "processes" (its process group grew past `limit`) or "". A command that
     closed its own output is still waited for."""
@@ -106,7 +106,7 @@ def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float, 
         if now >= deadline:
             return "timeout"
         if limit and exited_at is None and now - counted >= every:
-            if family_size(proc.pid, since, token) > limit:
+            if family_size(proc.pid, since, tag) > limit:
                 return "processes"
             counted = time.monotonic()          # a machine with many processes is scanned less often
             every = max(COUNT_EVERY, (counted - now) / COUNT_SHARE)
@@ -185,7 +185,7 @@ def _collect(proc: subprocess.Popen, jobs: Jobs, tag: str, sink: OutputSink, cwd
     """Wait for the command and make its result; `left` receives what it left running."""
     try:
         ended = _read_until_done(proc, sink, time.monotonic() + timeout, max_processes, jobs.since.get(tag, 0),
-                                 jobs.token)
+                                 tag)
     except KeyboardInterrupt:
         _kill_all(proc, jobs, tag)
         sink.finish()

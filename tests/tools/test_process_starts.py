@@ -96,3 +96,30 @@ def test_a_command_s_process_limit_does_not_count_another_command_s_processes(tm
 def test_a_process_that_changed_its_tag_still_ends_with_its_command_s_timeout(tmp_path):
     got = scene("retagged-timeout", tmp_path)
     assert "timed out" in got["text"] and not got["moved_alive"], got
+
+
+def test_a_command_s_own_orphans_in_sessions_of_their_own_count_against_its_process_limit(tmp_path):
+    got = scene("own-orphans-count", tmp_path)
+    assert "MAX_PROCESSES" in got["text"] and "timed out" not in got["text"], got
+
+
+def test_a_sub_agent_that_ends_leaves_another_one_s_running_command_alone(tmp_path):
+    got = scene("task-ends-beside", tmp_path)
+    assert got["claimed"] == [] and got["other"].startswith("finished"), got
+
+
+def test_a_sub_agent_s_orphan_is_not_listed_with_the_main_agent_s_command(tmp_path):
+    got = scene("orphan-of-a-task", tmp_path)
+    assert got["main"].startswith("finished") and "still running" not in got["main"], got
+    assert str(got["orphan"]) in got["task"] and got["orphan_alive"], got
+
+
+@pytest.mark.mcp
+def test_a_sub_agent_that_ends_leaves_an_mcp_server_running(tmp_path):
+    got = scene("server-beside-task", tmp_path)
+    assert got["claimed"] == [] and got["server_alive"] and "still here" in got["echo"], got
+
+
+def test_a_command_started_with_jobs_that_have_ended_is_killed(tmp_path):
+    got = scene("start-after-end", tmp_path)
+    assert got["raised"] == "KeyboardInterrupt" and not got["left_alive"], got
