@@ -10,6 +10,9 @@ s08 is (tools/background.py enable_adoption; a test process must not become one)
                         of its choosing (S08_JOB=elsewhere)
     own-orphans-count   a command with a process limit leaves orphans in sessions of their own, `(setsid sleep &)`
                         in a loop: s08 adopts them, with the command's tag, and counts them
+    sigint-spammer      a command starts, in a session of its own, a process that sends SIGINT to s08 without pause
+                        (a Ctrl-C pressed again and again): the first one interrupts the command, the others
+                        come while it is killed
     task-ends-beside    a sub-agent (its own Jobs, as delegation/child.py has) ends while another one's command runs
     orphan-of-a-task    a sub-agent's command leaves an orphan while a command of the main agent runs, which ends
     server-beside-task  an MCP server runs; a sub-agent runs a command and ends
@@ -138,6 +141,29 @@ def own_orphans_count(folder: Path, jobs: Jobs) -> dict:
     return {"text": text}
 
 
+def sigint_spammer(folder: Path, jobs: Jobs) -> dict:
+    import signal
+    pid_file, never = folder / "spammer.pid", folder / "never"
+
+    def interrupt(signum, frame) -> None:       # Ctrl-C while a command runs; outside one (the scene's own
+        while frame is not None:                # lines after it) the SIGINTs the spammer still sends are ignored
+            if frame.f_code is run_command.__code__:
+                raise KeyboardInterrupt
+            frame = frame.f_back
+    signal.signal(signal.SIGINT, interrupt)
+    raised = ""
+    try:
+        run_command(f"setsid bash -c 'echo $$ > {pid_file}.new; mv {pid_file}.new {pid_file}; "
+                    f"while kill -INT {os.getpid()}; do :; done' & {wait_for(never)}", folder, BOUND, folder, jobs=jobs)
+    except KeyboardInterrupt as exc:
+        raised = type(exc).__name__
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + BOUND / 2          # a kill that was sent: the kernel's time to finish it
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return {"raised": raised, "spammer_alive": alive(pid)}
+
+
 def task_ends_beside(folder: Path, jobs: Jobs) -> dict:
     started, ended = folder / "other.started", folder / "task.ended"
     task, other, got = Jobs(), Jobs(), {}
@@ -214,7 +240,7 @@ def start_after_end(folder: Path, jobs: Jobs) -> dict:
 
 SCENES = {"hook-then-command": hook_then_command, "server-during-hook": server_during_hook,
           "count-beside": count_beside, "retagged-timeout": retagged_timeout,
-          "own-orphans-count": own_orphans_count, "task-ends-beside": task_ends_beside,
+          "own-orphans-count": own_orphans_count, "sigint-spammer": sigint_spammer, "task-ends-beside": task_ends_beside,
           "orphan-of-a-task": orphan_of_a_task, "server-beside-task": server_beside_task,
           "start-after-end": start_after_end}
 
