@@ -103,36 +103,42 @@ def run_hook(command: str, payload: bytes, cwd: Path, timeout: float, env: dict,
     tag = jobs.new_tag()
     proc = None
     try:
-        with signals_held():     # a Ctrl-C while bash starts is raised here, where it can be killed
-            proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env={**env, **jobs.env(tag)}, start_new_session=True)
-        jobs.spawned(tag, proc.pid)
-        assert proc.stdout and proc.stderr
-        out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-        pipes = _Pipes(proc, payload[:MAX_STDIN])
-        deadline, exited_at, problem = time.monotonic() + timeout, None, ""
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                problem = f"timed out after {timeout:g} s"
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and (not pipes.open or now - exited_at > DRAIN_GRACE):
-                break
-            if pipes.open or pipes.stdin >= 0:
-                pipes.step(min(0.1, deadline - now))
-            else:
-                time.sleep(min(0.05, deadline - now))
-    except BaseException as exc:
+        # Ctrl-C, Esc, SIGTERM are noted from before bash starts until it is killed (tools/spawn.py): they act
+        # where the wait hands them on, and another one meanwhile waits for the kill
+        with signals_held() as held:
+            try:
+                proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**env, **jobs.env(tag)},
+                                        start_new_session=True)
+                jobs.spawned(tag, proc.pid)
+                assert proc.stdout and proc.stderr
+                out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+                pipes = _Pipes(proc, payload[:MAX_STDIN])
+                deadline, exited_at, problem = time.monotonic() + timeout, None, ""
+                while True:
+                    held.hand_on()
+                    now = time.monotonic()
+                    if now >= deadline:
+                        problem = f"timed out after {timeout:g} s"
+                        break
+                    if exited_at is None and proc.poll() is not None:
+                        exited_at = now
+                    if exited_at is not None and (not pipes.open or now - exited_at > DRAIN_GRACE):
+                        break
+                    if pipes.open or pipes.stdin >= 0:
+                        pipes.step(min(0.1, deadline - now))
+                    else:
+                        time.sleep(min(0.05, deadline - now))
+                code = None if problem else proc.wait()
+            except BaseException:
+                if proc is not None:
+                    _end(proc, jobs, tag)
+                raise
+            left = _end(proc, jobs, tag)
+    except OSError as exc:
         if proc is None:
-            if isinstance(exc, OSError):
-                return HookRun(None, problem=f"could not start ({exc.strerror or exc})")
-            raise
-        _end(proc, jobs, tag)
+            return HookRun(None, problem=f"could not start ({exc.strerror or exc})")
         raise
-    code = None if problem else proc.wait()
-    left = _end(proc, jobs, tag)
     return HookRun(code, pipes.text(out_fd), pipes.text(err_fd), problem, pipes.dropped, left)
 
 

@@ -4,10 +4,11 @@ Every command runs with S08_JOB=<session token>-<n> in its environment, which it
 inherit; after it ends, the processes still carrying its tag are found in /proc (whatever session
 or process group they moved to). The agent process is also made a child subreaper, so orphans that
 dropped their environment (`env -i … &`) are adopted by s08 instead of init, and are found too. A
-child of s08 that carries a tag s08 gave out — another command's, or OWN_TAG, which what s08 starts for
-itself carries (an MCP server: own_env) — is not such an orphan: a command, a hook or a timeout beside
-it never claims, counts or kills it. (A process that copies one of those tags escapes its command's
-timeout that way, not s08's exit: every child s08 has is ended then.)
+child of s08 that carries a tag s08 gave out — another command's (the main agent's or a sub-agent's:
+every tag of this process begins with SESSION), or OWN_TAG, which what s08 starts for itself carries (an
+MCP server: own_env) — is not such an orphan: a command, a hook or a timeout beside it never claims,
+counts or kills it. (A process that copies one of those tags escapes its command's timeout that way, not
+s08's exit: every child s08 has is ended then.)
 
     jobs.env(tag)            the variable to give a command
     jobs.after(tag, pid)     what that command left running (remembered), excluding `pid` itself
@@ -17,10 +18,13 @@ timeout that way, not s08's exit: every child s08 has is ended then.)
                              anew every few milliseconds outruns one look at /proc, but each of its
                              children becomes s08's own when its parent dies, and s08 reads its own
                              children in one small file per round (/proc/self/task/*/children)
-    family_size(pid, since, tag, token)  how many processes a running command has (MAX_PROCESSES bounds it)
-    jobs.end_all()           at exit: SIGTERM, a short wait, then (as a subreaper) SIGKILL every child
-                             of s08 and reap, until the kernel says no child is left (ECHILD); without
-                             adoption, a sweep. Returns what was ended
+    family_size(pid, since, tag)  how many processes a running command has (MAX_PROCESSES bounds it)
+    jobs.end_all()           its end: SIGTERM, a short wait, then a sweep; for JOBS, s08's own, at s08's
+                             exit (as a subreaper) SIGKILL every child of s08 and reap, until the kernel
+                             says no child is left (ECHILD). A sub-agent's Jobs ends only what its own
+                             commands started (the other agents' commands, hooks and MCP servers run on).
+                             A command started with a Jobs that has ended is killed as it starts
+                             (spawned raises KeyboardInterrupt). Returns what was ended
 
 Processes are identified by (pid, start time), so a reused pid is never signalled.
 """
@@ -36,7 +40,8 @@ import time
 from dataclasses import dataclass, field
 
 TAG_VAR = "S08_JOB"
-OWN_TAG = f"s08-own-{secrets.token_hex(6)}"      # what s08 starts for itself (random: not a constant to copy)
+SESSION = secrets.token_hex(6)    # begins every tag this process gives out (random: not a constant to copy)
+OWN_TAG = f"{SESSION}-own"        # what s08 starts for itself; a Jobs' token is SESSION and more hex digits
 PR_SET_CHILD_SUBREAPER = 36
 END_GRACE = 1.0                 # seconds between SIGTERM and SIGKILL at exit
 SWEEP_LIMIT = 10.0              # seconds a sweep may go on (each round kills faster than a process forks)
@@ -102,14 +107,19 @@ def own_env() -> dict:
     return {TAG_VAR: OWN_TAG}
 
 
-def _claimable(pid: int, token: str, tag: str = "", environ: bytes | None = None) -> bool:
-    """May a command (tagged `tag`) count this child of s08 as its adopted orphan: it carries `tag`, or no
-    tag s08 gave out (the commands' `token`-N, OWN_TAG). False when its environment cannot be read."""
+def _orphan(pid: int, environ: bytes | None = None) -> bool:
+    """A child of s08 that may be an orphan of the command ending now: it carries no tag s08 gave out
+    (any Jobs' commands', the main agent's or a sub-agent's, or OWN_TAG: all begin with SESSION); False
+    when its environment cannot be read."""
     environ = _environ(pid) if environ is None else environ
-    if tag and f"\0{TAG_VAR}={tag}\0".encode() in environ:
-        return True
-    issued = (f"\0{TAG_VAR}={token}-".encode(), f"\0{TAG_VAR}={OWN_TAG}\0".encode())
-    return bool(environ) and not any(marker in environ for marker in issued)
+    return bool(environ) and f"\0{TAG_VAR}={SESSION}".encode() not in environ
+
+
+def _claimed(pid: int, marker: bytes) -> bool:
+    """An adopted child that counts with the command whose tag `marker` names: it carries that tag, or none s08
+    gave out."""
+    environ = _environ(pid)
+    return bool(environ) and (marker in environ or _orphan(pid, environ))
 
 
 def _environ(pid: int) -> bytes:
@@ -165,11 +175,11 @@ def group_members(pgid: int) -> list[int]:
     return out
 
 
-def family_size(pid: int, since: int, tag: str, token: str) -> int:
-    """How many live processes belong to the command `pid`: its process group, its descendants (whatever
-    group or session they moved to) and the orphans s08 adopted that started at `since` or later: those
-    carrying its `tag`, or no tag s08 gave out (the commands' tags begin with `token`)."""
-    me, members = os.getpid(), set()
+def family_size(pid: int, since: int, tag: str = "") -> int:
+    """How many live processes belong to the command `pid` (tagged `tag`): its process group, its descendants
+    (whatever group or session they moved to) and the orphans s08 adopted that started at `since` or later:
+    those carrying its tag (`(setsid cmd &)` in a loop) and those carrying no tag s08 gave out."""
+    me, members, marker = os.getpid(), set(), f"\0{TAG_VAR}={tag}\0".encode()
     children: dict[int, list[int]] = {}
     for other in _pids():
         info = _stat(other)
@@ -177,7 +187,7 @@ def family_size(pid: int, since: int, tag: str, token: str) -> int:
             continue
         children.setdefault(info[1], []).append(other)
         if info[2] == pid or (_adopting and info[1] == me and int(info[3]) >= since and other != pid
-                              and _claimable(other, token, tag)):
+                              and _claimed(other, marker)):
             members.add(other)
     todo = [pid, *members]
     while todo:
@@ -189,18 +199,25 @@ def family_size(pid: int, since: int, tag: str, token: str) -> int:
 
 
 class Jobs:
-    """The background processes of one s08 process's commands."""
+    """The background processes of one agent's commands: JOBS for the main agent and hooks (whole: its end is
+    s08's exit, which ends every child of s08), one of its own for each sub-agent (delegation/child.py)."""
 
-    def __init__(self):
-        self.token = secrets.token_hex(6)
+    def __init__(self, whole: bool = False):
+        self.token = SESSION + secrets.token_hex(4)
+        self.whole = whole
+        self.ended = False                        # end_all ran: a command that starts now is killed
         self.count = 0
         self.known: set[Proc] = set()
         self.since: dict[str, int] = {}          # tag → start time of its command (older processes are not its)
 
     def spawned(self, tag: str, pid: int) -> None:
-        """Note when the command tagged `tag` started, so only younger processes are examined."""
+        """Note when the command tagged `tag` started, so only younger processes are examined. Raises
+        KeyboardInterrupt when end_all has run (or runs meanwhile): the caller kills what it started. (A
+        start that returned before end_all set `ended` has its tag already: end_all's look finds it.)"""
         info = _stat(pid)
         self.since[tag] = int(info[3]) if info else 0
+        if self.ended:
+            raise KeyboardInterrupt
 
     def new_tag(self) -> str:
         self.count += 1
@@ -226,7 +243,7 @@ class Jobs:
                 continue
             if state in ("Z", "X") or int(start) < since:
                 continue
-            adopted = _adopting and ppid == me and _claimable(pid, self.token)
+            adopted = _adopting and ppid == me and _orphan(pid)
             try:
                 mine = uid == 0 or os.stat(f"/proc/{pid}").st_uid == uid
             except OSError:
@@ -317,13 +334,16 @@ class Jobs:
                 continue
             environ = _environ(pid)
             ours = marker in environ if environ else False
-            adopted = _adopting and int(info[3]) >= since and _claimable(pid, self.token, environ=environ)
+            adopted = _adopting and int(info[3]) >= since and _orphan(pid, environ)
             if ours or adopted:
                 found.append(Proc(pid, info[3], _command(pid)))
         return found
 
     def end_all(self) -> list[Proc]:
-        """End every background process of this session's commands (TERM, a short wait, then sweep)."""
+        """End every background process of these commands (TERM, a short wait, then sweep). For the whole
+        process's Jobs (JOBS, at s08's exit) with adoption on, every child of s08 is ended; a sub-agent's
+        ends what carries its tags and the untagged orphans adopted since its first command."""
+        self.ended = True
         running = [p for p in set(self.known) | set(self.find(self.token + "-")) if alive(p)]
         for proc in running:
             try:
@@ -334,7 +354,11 @@ class Jobs:
         while any(alive(p) for p in running) and time.monotonic() < deadline:
             _reap_known(running)
             time.sleep(0.02)
-        ended = set(running) | set(self._end_every_child() if _adopting else self.sweep(self.token + "-"))
+        if _adopting and self.whole:
+            swept = self._end_every_child()
+        else:
+            swept = self.sweep(self.token + "-", min(self.since.values(), default=sys.maxsize))
+        ended = set(running) | set(swept)
         self.known.clear()
         return sorted(ended, key=lambda p: p.pid)
 
@@ -357,4 +381,4 @@ def _reap_known(procs) -> None:
             _reap(proc.pid)
 
 
-JOBS = Jobs()
+JOBS = Jobs(whole=True)

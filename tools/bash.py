@@ -35,7 +35,7 @@ from .bash_guard import MAX_COMMAND_BYTES, dangerous_reason
 from .output_sink import MEMORY_CAP, OutputSink  # noqa: F401  (MEMORY_CAP re-exported for tests)
 from .registry import ToolResult, tool
 from .sandbox import APPROVED, FAILED, READ_ONLY, SETUP_FAILED, Sandbox
-from .spawn import signals_held
+from .spawn import Held, signals_held
 
 MAX_PROCESSES = 512               # the setting's default, for callers without settings
 COUNT_EVERY = 0.05                # seconds between two counts of a command's processes, at least…
@@ -95,18 +95,20 @@ def _command_env(extra: dict | None = None) -> dict:
 
 
 def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float, limit: int = 0,
-                     since: int = 0, tag: str = "", token: str = "") -> str:
+                     since: int = 0, tag: str = "", held: Held | None = None) -> str:
     """Collect output until the command exits (plus a short grace for its output) or the deadline
     passes. Returns "timeout", "processes" (its process group grew past `limit`) or "". A command that
-    closed its own output is still waited for."""
+    closed its own output is still waited for. A Ctrl-C `held` noted is raised here, every round."""
     assert proc.stdout is not None
     fd, exited_at, eof, counted, every = proc.stdout.fileno(), None, False, 0.0, COUNT_EVERY
     while True:
+        if held:
+            held.hand_on()
         now = time.monotonic()
         if now >= deadline:
             return "timeout"
         if limit and exited_at is None and now - counted >= every:
-            if family_size(proc.pid, since, tag, token) > limit:
+            if family_size(proc.pid, since, tag) > limit:
                 return "processes"
             counted = time.monotonic()          # a machine with many processes is scanned less often
             every = max(COUNT_EVERY, (counted - now) / COUNT_SHARE)
@@ -160,32 +162,33 @@ def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secret
         tmp = tempfile.mkdtemp(prefix="s08-cmd-")
         argv, extra = sandbox.launch(kind, command, tmp, cwd), {**extra, "TMPDIR": tmp}
     proc = None
-    try:
-        with signals_held():     # a Ctrl-C while bash starts is raised here, where it can be killed
-            proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, env=_command_env(extra), start_new_session=True)
-        jobs.spawned(tag, proc.pid)
-        sink = OutputSink(spill_dir, secrets, on_output)
-    except BaseException:
-        if proc is not None:
-            _kill_all(proc, jobs, tag)
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
-        raise
     left: list = []
     try:
-        return _collect(proc, jobs, tag, sink, cwd, timeout, max_processes, left)
+        # Ctrl-C, Esc, SIGTERM are noted from before bash starts until it is killed (tools/spawn.py): they act
+        # where the wait hands them on, and another one meanwhile (pressed again, or sent to s08 by the command)
+        # waits for the kill
+        with signals_held() as held:
+            try:
+                proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, env=_command_env(extra), start_new_session=True)
+                jobs.spawned(tag, proc.pid)
+                sink = OutputSink(spill_dir, secrets, on_output)
+            except BaseException:
+                if proc is not None:
+                    _kill_all(proc, jobs, tag)
+                raise
+            return _collect(proc, jobs, tag, sink, cwd, timeout, max_processes, left, held)
     finally:
         if tmp and not left:        # a job left running may still use its temporary folder
             shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _collect(proc: subprocess.Popen, jobs: Jobs, tag: str, sink: OutputSink, cwd: Path, timeout: float,
-             max_processes: int, left: list) -> Captured:
+             max_processes: int, left: list, held: Held | None = None) -> Captured:
     """Wait for the command and make its result; `left` receives what it left running."""
     try:
         ended = _read_until_done(proc, sink, time.monotonic() + timeout, max_processes, jobs.since.get(tag, 0),
-                                 tag, jobs.token)
+                                 tag, held)
     except KeyboardInterrupt:
         _kill_all(proc, jobs, tag)
         sink.finish()

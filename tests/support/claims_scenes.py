@@ -8,6 +8,16 @@ s08 is (tools/background.py enable_adoption; a test process must not become one)
     count-beside        a command with a process limit runs while another command starts many processes
     retagged-timeout    a command that times out has started a process in a session of its own with a tag
                         of its choosing (S08_JOB=elsewhere)
+    own-orphans-count   a command with a process limit leaves orphans in sessions of their own, `(setsid sleep &)`
+                        in a loop: s08 adopts them, with the command's tag, and counts them
+    sigint-spammer      a command starts, in a session of its own, a process that sends SIGINT to s08 without pause
+                        (a Ctrl-C pressed again and again): the first one interrupts the command, the others
+                        come while it is killed
+    task-ends-beside    a sub-agent (its own Jobs, as delegation/child.py has) ends while another one's command runs
+    orphan-of-a-task    a sub-agent's command leaves an orphan while a command of the main agent runs, which ends
+    server-beside-task  an MCP server runs; a sub-agent runs a command and ends
+    start-after-end     a command starts with a Jobs that has already ended (a sub-agent stopped by Esc while it
+                        started a command, s08 exiting while a sub-agent's thread started one)
 
 Each step waits for the one before by a file it writes, never for a time. What each prints is what one
 process's end claimed of the other's (it should claim nothing) and whether the other one lived on.
@@ -118,13 +128,120 @@ def retagged_timeout(folder: Path, jobs: Jobs) -> dict:
     return {"text": text, "moved_alive": not gone(pid)}
 
 
+def own_orphans_count(folder: Path, jobs: Jobs) -> dict:
+    never = folder / "never"
+    text = run_command(f"for i in $(seq 20); do (setsid sleep {int(4 * BOUND)} &); done; {wait_for(never)}", folder,
+                       BOUND, folder, jobs=jobs, max_processes=8).text
+    return {"text": text}
+
+
+def sigint_spammer(folder: Path, jobs: Jobs) -> dict:
+    import signal
+    pid_file, never = folder / "spammer.pid", folder / "never"
+
+    def interrupt(signum, frame) -> None:       # Ctrl-C while a command runs; outside one (the scene's own
+        while frame is not None:                # lines after it) the SIGINTs the spammer still sends are ignored
+            if frame.f_code is run_command.__code__:
+                raise KeyboardInterrupt
+            frame = frame.f_back
+    signal.signal(signal.SIGINT, interrupt)
+    raised = ""
+    try:
+        run_command(f"setsid bash -c 'echo $$ > {pid_file}.new; mv {pid_file}.new {pid_file}; "
+                    f"while kill -INT {os.getpid()}; do :; done' & {wait_for(never)}", folder, BOUND, folder, jobs=jobs)
+    except KeyboardInterrupt as exc:
+        raised = type(exc).__name__
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + BOUND / 2          # a kill that was sent: the kernel's time to finish it
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return {"raised": raised, "spammer_alive": alive(pid)}
+
+
+def task_ends_beside(folder: Path, jobs: Jobs) -> dict:
+    started, ended = folder / "other.started", folder / "task.ended"
+    task, other, got = Jobs(), Jobs(), {}
+
+    def other_command() -> None:
+        got["other"] = run_command(f"touch {started}; {wait_for(ended)}; echo finished", folder, BOUND, folder,
+                                   jobs=other).text
+    runner = threading.Thread(target=other_command)
+    runner.start()
+    appeared(started)
+    run_command("echo done", folder, BOUND, folder, jobs=task)
+    claimed = task.end_all()                  # the sub-agent ends (delegation/child.py: finished, or stopped)
+    ended.touch()
+    runner.join(BOUND)
+    return {"claimed": [p.command for p in claimed], "other": got.get("other", "")}
+
+
+def orphan_of_a_task(folder: Path, jobs: Jobs) -> dict:
+    started, pid_file = folder / "main.started", folder / "orphan.pid"
+    task, got = Jobs(), {}
+
+    def task_command() -> None:
+        appeared(started)
+        got["task"] = run_command(f"(setsid sleep {int(4 * BOUND)} & echo $! > {pid_file}.new; mv {pid_file}.new "
+                                  f"{pid_file})", folder, BOUND, folder, jobs=task).text
+    runner = threading.Thread(target=task_command)
+    runner.start()
+    text = run_command(f"touch {started}; {wait_for(pid_file)}; echo finished", folder, BOUND, folder, jobs=jobs).text
+    runner.join(BOUND)
+    pid = int(pid_file.read_text())
+    try:
+        return {"main": text, "task": got.get("task", ""), "orphan_alive": alive(pid), "orphan": pid}
+    finally:
+        task.end_all()
+
+
+def server_beside_task(folder: Path, jobs: Jobs) -> dict:
+    from servers.manager import Servers
+    from support.mcp_servers import config_dir, edge_entry, user_servers
+    home, marks = folder / "home", folder / "marks"
+    marks.mkdir()
+    user_servers(home, {"edge": edge_entry(EDGE_MARKS=str(marks))})
+    environ = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    settings = SimpleNamespace(mcp_timeout=60.0, mcp_tool_timeout=60.0, mcp_schema_budget=0, context_limit=200_000)
+    servers = Servers(folder, settings, environ, (), config_dir(home) / ".env", folder / "logs")
+    try:
+        servers.start(lambda question: "y", lambda notice: None)
+        task = Jobs()
+        run_command("echo done", folder, BOUND, folder, jobs=task)
+        claimed = task.end_all()
+        pid = int((marks / "pid").read_text())
+        return {"claimed": [p.command for p in claimed], "server_alive": alive(pid),
+                "echo": servers.run("mcp__edge__echo", {"text": "still here"}, None).content}
+    finally:
+        servers.close()
+
+
+def start_after_end(folder: Path, jobs: Jobs) -> dict:
+    pid_file = folder / "left.pid"
+    task = Jobs()
+    task.end_all()
+    try:
+        text = run_command(f"setsid sleep {int(4 * BOUND)} & echo $! > {pid_file}.new; mv {pid_file}.new {pid_file}",
+                           folder, BOUND, folder, jobs=task).text
+        raised = ""
+    except KeyboardInterrupt:
+        text, raised = "", "KeyboardInterrupt"
+    pid = int(pid_file.read_text()) if pid_file.exists() else 0
+    deadline = time.monotonic() + BOUND / 2          # a kill that was sent: the kernel's time to finish it
+    while pid and alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return {"text": text, "raised": raised, "left_alive": bool(pid) and alive(pid)}
+
+
 SCENES = {"hook-then-command": hook_then_command, "server-during-hook": server_during_hook,
-          "count-beside": count_beside, "retagged-timeout": retagged_timeout}
+          "count-beside": count_beside, "retagged-timeout": retagged_timeout,
+          "own-orphans-count": own_orphans_count, "sigint-spammer": sigint_spammer, "task-ends-beside": task_ends_beside,
+          "orphan-of-a-task": orphan_of_a_task, "server-beside-task": server_beside_task,
+          "start-after-end": start_after_end}
 
 
 def main() -> None:
     enable_adoption()
-    jobs = Jobs()
+    jobs = Jobs(whole=True)         # as JOBS, s08's own: its end ends every child
     scene, folder = sys.argv[1], Path(sys.argv[2])
     try:
         print(json.dumps(SCENES[scene](folder, jobs)))

@@ -47,6 +47,36 @@ def test_a_start_that_failed_still_raises_the_ctrl_c_that_came_meanwhile():
             raise FileNotFoundError("no such program")
 
 
+def test_a_sigterm_that_came_with_a_ctrl_c_is_not_lost():
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)          # (conftest puts the handler back afterwards)
+    with pytest.raises(SystemExit):
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+def test_a_held_signal_goes_to_an_ignoring_handler_and_nothing_is_raised():
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGHUP)
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def test_nested_holds_raise_once_at_the_outer_end():
+    inner_done = False
+    with pytest.raises(KeyboardInterrupt):
+        with signals_held():
+            with signals_held():
+                os.kill(os.getpid(), signal.SIGINT)
+            inner_done = True
+    assert inner_done and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_without_a_signal_nothing_is_raised_and_the_handlers_are_as_before():
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     with signals_held():
@@ -96,3 +126,35 @@ def test_a_command_s_process_limit_does_not_count_another_command_s_processes(tm
 def test_a_process_that_changed_its_tag_still_ends_with_its_command_s_timeout(tmp_path):
     got = scene("retagged-timeout", tmp_path)
     assert "timed out" in got["text"] and not got["moved_alive"], got
+
+
+def test_a_command_s_own_orphans_in_sessions_of_their_own_count_against_its_process_limit(tmp_path):
+    got = scene("own-orphans-count", tmp_path)
+    assert "MAX_PROCESSES" in got["text"] and "timed out" not in got["text"], got
+
+
+def test_ctrl_c_pressed_again_and_again_still_kills_the_command_s_processes(tmp_path):
+    got = scene("sigint-spammer", tmp_path)
+    assert got["raised"] in ("KeyboardInterrupt", "CommandInterrupted") and not got["spammer_alive"], got
+
+
+def test_a_sub_agent_that_ends_leaves_another_one_s_running_command_alone(tmp_path):
+    got = scene("task-ends-beside", tmp_path)
+    assert got["claimed"] == [] and got["other"].startswith("finished"), got
+
+
+def test_a_sub_agent_s_orphan_is_not_listed_with_the_main_agent_s_command(tmp_path):
+    got = scene("orphan-of-a-task", tmp_path)
+    assert got["main"].startswith("finished") and "still running" not in got["main"], got
+    assert str(got["orphan"]) in got["task"] and got["orphan_alive"], got
+
+
+@pytest.mark.mcp
+def test_a_sub_agent_that_ends_leaves_an_mcp_server_running(tmp_path):
+    got = scene("server-beside-task", tmp_path)
+    assert got["claimed"] == [] and got["server_alive"] and "still here" in got["echo"], got
+
+
+def test_a_command_started_with_jobs_that_have_ended_is_killed(tmp_path):
+    got = scene("start-after-end", tmp_path)
+    assert got["raised"] == "KeyboardInterrupt" and not got["left_alive"], got
