@@ -107,9 +107,9 @@ def run_hook(command: str, payload: bytes, cwd: Path, timeout: float, env: dict,
         # where the wait hands them on, and another one meanwhile waits for the kill
         with signals_held() as held:
             try:
-                proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**env, **jobs.env(tag)},
-                                        start_new_session=True)
+                proc = jobs.start(lambda: subprocess.Popen(
+                    ["bash", "-c", command], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, env={**env, **jobs.env(tag)}, start_new_session=True))
                 jobs.spawned(tag, proc.pid)
                 assert proc.stdout and proc.stderr
                 out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
@@ -139,6 +139,8 @@ def run_hook(command: str, payload: bytes, cwd: Path, timeout: float, env: dict,
         if proc is None:
             return HookRun(None, problem=f"could not start ({exc.strerror or exc})")
         raise
+    finally:
+        jobs.collected(proc)
     return HookRun(code, pipes.text(out_fd), pipes.text(err_fd), problem, pipes.dropped, left)
 
 

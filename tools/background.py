@@ -11,6 +11,7 @@ counts or kills it. (A process that copies one of those tags escapes its command
 s08's exit: every child s08 has is ended then.)
 
     jobs.env(tag)            the variable to give a command
+    jobs.start(popen)        start a command (never reaped behind its Popen's back); collected(proc) after
     jobs.after(tag, pid)     what that command left running (remembered), excluding `pid` itself
     jobs.kill(procs)         SIGKILL them; returns those still alive afterwards (checked, not assumed)
     jobs.sweep(prefix, …)    SIGKILL what carries the tag (and what s08 adopted), round after round
@@ -35,13 +36,18 @@ import ctypes
 import os
 import secrets
 import signal
+import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 TAG_VAR = "S08_JOB"
 SESSION = secrets.token_hex(6)    # begins every tag this process gives out (random: not a constant to copy)
 OWN_TAG = f"{SESSION}-own"        # what s08 starts for itself; a Jobs' token is SESSION and more hex digits
+_STARTING = threading.Lock()      # held while a command starts and while an orphan is reaped: never both
+_awaited: set[int] = set()        # the pids of commands and hooks whose Popen will read the exit code
 PR_SET_CHILD_SUBREAPER = 36
 END_GRACE = 1.0                 # seconds between SIGTERM and SIGKILL at exit
 SWEEP_LIMIT = 10.0              # seconds a sweep may go on (each round kills faster than a process forks)
@@ -210,6 +216,21 @@ class Jobs:
         self.known: set[Proc] = set()
         self.since: dict[str, int] = {}          # tag → start time of its command (older processes are not its)
 
+    @staticmethod
+    def start(popen: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+        """Start a command (`popen` makes its Popen; the caller then says spawned(), inside the try that kills
+        it). Until collected(), no Jobs' look reaps it, even as a zombie: its Popen alone reads its exit code."""
+        with _STARTING:
+            proc = popen()
+            _awaited.add(proc.pid)
+        return proc
+
+    @staticmethod
+    def collected(proc: subprocess.Popen | None) -> None:
+        """The command's Popen has waited for it (or given up): it may be reaped like any child now."""
+        if proc is not None:
+            _awaited.discard(proc.pid)
+
     def spawned(self, tag: str, pid: int) -> None:
         """Note when the command tagged `tag` started, so only younger processes are examined. Raises
         KeyboardInterrupt when end_all has run (or runs meanwhile): the caller kills what it started. (A
@@ -364,10 +385,16 @@ class Jobs:
 
 
 def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
+    """Collect an adopted orphan's exit — never a command's or a hook's own bash, whose Popen reads its exit
+    code (reaped here, Popen would see ECHILD and say 0: a hook's exit 2, which blocks a tool call, would
+    pass)."""
+    with _STARTING:
+        if pid in _awaited:
+            return
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
 
 
 def _reap_known(procs) -> None:

@@ -169,8 +169,9 @@ def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secret
         # waits for the kill
         with signals_held() as held:
             try:
-                proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, env=_command_env(extra), start_new_session=True)
+                proc = jobs.start(lambda: subprocess.Popen(
+                    argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    env=_command_env(extra), start_new_session=True))
                 jobs.spawned(tag, proc.pid)
                 sink = OutputSink(spill_dir, secrets, on_output)
             except BaseException:
@@ -179,6 +180,7 @@ def run_command(command: str, cwd: Path, timeout: float, spill_dir: Path, secret
                 raise
             return _collect(proc, jobs, tag, sink, cwd, timeout, max_processes, left, held)
     finally:
+        jobs.collected(proc)
         if tmp and not left:        # a job left running may still use its temporary folder
             shutil.rmtree(tmp, ignore_errors=True)
 

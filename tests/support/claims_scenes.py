@@ -6,6 +6,7 @@ s08 is (tools/background.py enable_adoption; a test process must not become one)
     hook-then-command   a hook starts, then a command; the hook ends while the command still runs
     server-during-hook  a hook starts, then an MCP server (the tests' edge server); the hook ends
     count-beside        a command with a process limit runs while another command starts many processes
+    exit-codes-beside-looks  hooks and commands end while another agent's Jobs looks at /proc without pause
     retagged-timeout    a command that times out has started a process in a session of its own with a tag
                         of its choosing (S08_JOB=elsewhere)
     own-orphans-count   a command with a process limit leaves orphans in sessions of their own, `(setsid sleep &)`
@@ -153,9 +154,9 @@ def sigint_spammer(folder: Path, jobs: Jobs) -> dict:
         raised = type(exc).__name__
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + BOUND / 2          # a kill that was sent: the kernel's time to finish it
-    while alive(pid) and time.monotonic() < deadline:
+    while not gone(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
-    return {"raised": raised, "spammer_alive": alive(pid)}
+    return {"raised": raised, "spammer_alive": not gone(pid)}
 
 
 def task_ends_beside(folder: Path, jobs: Jobs) -> dict:
@@ -189,7 +190,7 @@ def orphan_of_a_task(folder: Path, jobs: Jobs) -> dict:
     runner.join(BOUND)
     pid = int(pid_file.read_text())
     try:
-        return {"main": text, "task": got.get("task", ""), "orphan_alive": alive(pid), "orphan": pid}
+        return {"main": text, "task": got.get("task", ""), "orphan_alive": not gone(pid), "orphan": pid}
     finally:
         task.end_all()
 
@@ -209,7 +210,7 @@ def server_beside_task(folder: Path, jobs: Jobs) -> dict:
         run_command("echo done", folder, BOUND, folder, jobs=task)
         claimed = task.end_all()
         pid = int((marks / "pid").read_text())
-        return {"claimed": [p.command for p in claimed], "server_alive": alive(pid),
+        return {"claimed": [p.command for p in claimed], "server_alive": not gone(pid),
                 "echo": servers.run("mcp__edge__echo", {"text": "still here"}, None).content}
     finally:
         servers.close()
@@ -227,13 +228,33 @@ def start_after_end(folder: Path, jobs: Jobs) -> dict:
         text, raised = "", "KeyboardInterrupt"
     pid = int(pid_file.read_text()) if pid_file.exists() else 0
     deadline = time.monotonic() + BOUND / 2          # a kill that was sent: the kernel's time to finish it
-    while pid and alive(pid) and time.monotonic() < deadline:
+    while pid and not gone(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
-    return {"text": text, "raised": raised, "left_alive": bool(pid) and alive(pid)}
+    return {"text": text, "raised": raised, "left_alive": bool(pid) and not gone(pid)}
+
+
+def exit_codes_beside_looks(folder: Path, jobs: Jobs) -> dict:
+    """Hooks that exit 2 (block) and commands that exit 3, while another agent's Jobs looks at /proc without
+    pause (each look reaps the adopted orphans that ended)."""
+    other, stop = Jobs(), threading.Event()
+
+    def look() -> None:
+        while not stop.is_set():
+            other.find(other.token + "-")
+    looker = threading.Thread(target=look)
+    looker.start()
+    try:
+        hooks = [run_hook("exit 2", b"{}", folder, BOUND, dict(os.environ), jobs=jobs).code for _ in range(40)]
+        commands = [run_command("exit 3", folder, BOUND, folder, jobs=jobs).text for _ in range(40)]
+    finally:
+        stop.set()
+        looker.join(BOUND)
+    return {"hooks": sorted(set(hooks), key=str), "commands": sorted({c.splitlines()[-1] for c in commands})}
 
 
 SCENES = {"hook-then-command": hook_then_command, "server-during-hook": server_during_hook,
           "count-beside": count_beside, "retagged-timeout": retagged_timeout,
+          "exit-codes-beside-looks": exit_codes_beside_looks,
           "own-orphans-count": own_orphans_count, "sigint-spammer": sigint_spammer, "task-ends-beside": task_ends_beside,
           "orphan-of-a-task": orphan_of_a_task, "server-beside-task": server_beside_task,
           "start-after-end": start_after_end}

@@ -158,3 +158,8 @@ def test_a_sub_agent_that_ends_leaves_an_mcp_server_running(tmp_path):
 def test_a_command_started_with_jobs_that_have_ended_is_killed(tmp_path):
     got = scene("start-after-end", tmp_path)
     assert got["raised"] == "KeyboardInterrupt" and not got["left_alive"], got
+
+
+def test_an_exit_code_is_read_by_its_own_wait_even_while_another_agent_reaps_orphans(tmp_path):
+    got = scene("exit-codes-beside-looks", tmp_path)
+    assert got == {"hooks": [2], "commands": ["[exit code 3]"]}, got
