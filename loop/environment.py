@@ -21,6 +21,7 @@ from pathlib import Path
 
 from messages import clean_text
 from redact import SECRET_SETTINGS
+from tools.background import own_env
 
 GIT_TIMEOUT = 2.0            # seconds (s08 waits for it at start); a slower repository: "not checked"
 STATUS_LINES = 20            # changed paths listed; the rest are counted
@@ -30,7 +31,7 @@ GIT_GUARDS = ("--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "safe.b
 
 def _git_status(workspace: Path) -> str:
     env = {k: v for k, v in os.environ.items() if k not in SECRET_SETTINGS}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C", **own_env())   # s08's own: no command claims it
     try:
         out = subprocess.run(["git", *GIT_GUARDS, "status", "--short", "--branch"], cwd=workspace, env=env,
                              stdin=subprocess.DEVNULL, capture_output=True, timeout=GIT_TIMEOUT, check=False)

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import sandbox_launch
+from .background import own_env
 from .sandbox_launch import FAILED, SETUP_FAILED  # noqa: F401  (re-exported)
 
 MODES = ("read-only", "workspace", "off")
@@ -80,7 +81,7 @@ def probe_mounts(environ=None) -> str:
 def _launch_problem(options: list[str], what: str) -> str:
     try:
         done = subprocess.run([*_python(), *options], capture_output=True, text=True, timeout=20,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env={**os.environ, **own_env()})    # s08's own: no command claims it
     except (OSError, subprocess.SubprocessError) as exc:
         return f"the sandbox launcher did not start ({exc})"
     if done.returncode != 0:
