@@ -24,7 +24,7 @@ s08's exit: every child s08 has is ended then.)
                              exit (as a subreaper) SIGKILL every child of s08 and reap, until the kernel
                              says no child is left (ECHILD). A sub-agent's Jobs ends only what its own
                              commands started (the other agents' commands, hooks and MCP servers run on).
-                             A command started with a Jobs that has ended is killed as it starts
+                             A command started with a sub-agent's Jobs that has ended is killed as it starts
                              (spawned raises KeyboardInterrupt). Returns what was ended
 
 Processes are identified by (pid, start time), so a reused pid is never signalled.
@@ -364,7 +364,7 @@ class Jobs:
         """End every background process of these commands (TERM, a short wait, then sweep). For the whole
         process's Jobs (JOBS, at s08's exit) with adoption on, every child of s08 is ended; a sub-agent's
         ends what carries its tags and the untagged orphans adopted since its first command."""
-        self.ended = True
+        self.ended = not self.whole          # s08's own Jobs ends at its exit; a process that goes on (tests) may run more
         running = [p for p in set(self.known) | set(self.find(self.token + "-")) if alive(p)]
         for proc in running:
             try:

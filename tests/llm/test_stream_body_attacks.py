@@ -176,8 +176,8 @@ class Resets:
     def _serve(self) -> None:
         conn, _ = self.sock.accept()
         conn.recv(65536)
-        conn.sendall(self.first)
         self.served += 1
+        conn.sendall(self.first)
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         conn.close()
         while self.then is not None:
@@ -187,8 +187,8 @@ class Resets:
                 return
             with conn:
                 conn.recv(65536)
+                self.served += 1          # before the answer: the client may be done as soon as it is sent
                 conn.sendall(self.then)
-                self.served += 1
 
     def close(self) -> None:
         self.sock.close()
