@@ -163,3 +163,12 @@ def test_a_command_started_with_jobs_that_have_ended_is_killed(tmp_path):
 def test_an_exit_code_is_read_by_its_own_wait_even_while_another_agent_reaps_orphans(tmp_path):
     got = scene("exit-codes-beside-looks", tmp_path)
     assert got == {"hooks": [2], "commands": ["[exit code 3]"]}, got
+
+
+def test_s08_s_own_jobs_still_run_commands_after_their_end(tmp_path):
+    # JOBS ends at s08's exit; a process that goes on (main() run in a test, then another App) runs commands again
+    from tools.background import Jobs
+    from tools.bash import run_command
+    whole = Jobs(whole=True)
+    whole.end_all()
+    assert run_command("echo again", tmp_path, 30, tmp_path, jobs=whole).text.startswith("again")
