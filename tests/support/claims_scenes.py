@@ -55,32 +55,43 @@ def appeared(path: Path) -> None:
         time.sleep(0.01)
 
 
-def hook_then_command(folder: Path, jobs: Jobs) -> dict:
-    hook_started, command_started, hook_ended = folder / "hook.started", folder / "command.started", folder / "hook.ended"
-    got: dict = {}
-
-    def command() -> None:
-        appeared(hook_started)
-        got["command"] = run_command(f"touch {command_started}; {wait_for(hook_ended)}; echo finished",
-                                     folder, BOUND, folder, jobs=jobs).text
-    runner = threading.Thread(target=command)
-    runner.start()
-    hook = run_hook(f"touch {hook_started}; {wait_for(command_started)}", b"{}", folder, BOUND, dict(os.environ),
-                    jobs=jobs)
-    hook_ended.touch()
-    runner.join(BOUND)
-    return {"hook_left": hook.left, "command": got.get("command", "")}
-
-
-def server_during_hook(folder: Path, jobs: Jobs) -> dict:
+def edge_servers(folder: Path):
+    """The person's MCP servers: the tests' edge server, which writes its pid to marks/pid (not started yet)."""
     from servers.manager import Servers
     from support.mcp_servers import config_dir, edge_entry, user_servers
-    home, marks, up = folder / "home", folder / "marks", folder / "server.up"
+    home, marks = folder / "home", folder / "marks"
     marks.mkdir()
     user_servers(home, {"edge": edge_entry(EDGE_MARKS=str(marks))})
     environ = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     settings = SimpleNamespace(mcp_timeout=60.0, mcp_tool_timeout=60.0, mcp_schema_budget=0, context_limit=200_000)
-    servers = Servers(folder, settings, environ, (), config_dir(home) / ".env", folder / "logs")
+    return Servers(folder, settings, environ, (), config_dir(home) / ".env", folder / "logs"), marks
+
+
+def beside(after: Path, command: str, folder: Path, jobs: Jobs) -> tuple[threading.Thread, dict]:
+    """`command` run with `jobs` in a thread of its own (started) once `after` exists; its text: got["text"]."""
+    got: dict = {}
+
+    def run() -> None:
+        appeared(after)
+        got["text"] = run_command(command, folder, BOUND, folder, jobs=jobs).text
+    runner = threading.Thread(target=run)
+    runner.start()
+    return runner, got
+
+
+def hook_then_command(folder: Path, jobs: Jobs) -> dict:
+    hook_started, command_started, hook_ended = folder / "hook.started", folder / "command.started", folder / "hook.ended"
+    runner, got = beside(hook_started, f"touch {command_started}; {wait_for(hook_ended)}; echo finished", folder, jobs)
+    hook = run_hook(f"touch {hook_started}; {wait_for(command_started)}", b"{}", folder, BOUND, dict(os.environ),
+                    jobs=jobs)
+    hook_ended.touch()
+    runner.join(BOUND)
+    return {"hook_left": hook.left, "command": got.get("text", "")}
+
+
+def server_during_hook(folder: Path, jobs: Jobs) -> dict:
+    servers, marks = edge_servers(folder)
+    up = folder / "server.up"
     hook_started, got = folder / "hook.started", {}
 
     def start_the_server() -> None:
@@ -102,14 +113,8 @@ def server_during_hook(folder: Path, jobs: Jobs) -> dict:
 
 def count_beside(folder: Path, jobs: Jobs) -> dict:
     limited_started, many_up, limited_done = folder / "limited.started", folder / "many.up", folder / "limited.done"
-    got: dict = {}
-
-    def many() -> None:
-        appeared(limited_started)
-        got["many"] = run_command(f"for i in 1 2 3 4 5 6 7 8; do sleep {int(BOUND)} & done; touch {many_up}; "
-                                  f"{wait_for(limited_done)}; kill $(jobs -p)", folder, BOUND, folder, jobs=jobs).text
-    runner = threading.Thread(target=many)
-    runner.start()
+    runner, _ = beside(limited_started, f"for i in 1 2 3 4 5 6 7 8; do sleep {int(BOUND)} & done; touch {many_up}; "
+                                        f"{wait_for(limited_done)}; kill $(jobs -p)", folder, jobs)
     # the limited command lives a while after the others are up, so it counts its processes many times
     limited = run_command(f"touch {limited_started}; {wait_for(many_up)}; sleep 2; echo finished", folder, BOUND,
                           folder, jobs=jobs, max_processes=6).text
@@ -178,32 +183,20 @@ def task_ends_beside(folder: Path, jobs: Jobs) -> dict:
 
 def orphan_of_a_task(folder: Path, jobs: Jobs) -> dict:
     started, pid_file = folder / "main.started", folder / "orphan.pid"
-    task, got = Jobs(), {}
-
-    def task_command() -> None:
-        appeared(started)
-        got["task"] = run_command(f"(setsid sleep {int(4 * BOUND)} & echo $! > {pid_file}.new; mv {pid_file}.new "
-                                  f"{pid_file})", folder, BOUND, folder, jobs=task).text
-    runner = threading.Thread(target=task_command)
-    runner.start()
+    task = Jobs()
+    runner, got = beside(started, f"(setsid sleep {int(4 * BOUND)} & echo $! > {pid_file}.new; mv {pid_file}.new "
+                                  f"{pid_file})", folder, task)
     text = run_command(f"touch {started}; {wait_for(pid_file)}; echo finished", folder, BOUND, folder, jobs=jobs).text
     runner.join(BOUND)
     pid = int(pid_file.read_text())
     try:
-        return {"main": text, "task": got.get("task", ""), "orphan_alive": not gone(pid), "orphan": pid}
+        return {"main": text, "task": got.get("text", ""), "orphan_alive": not gone(pid), "orphan": pid}
     finally:
         task.end_all()
 
 
 def server_beside_task(folder: Path, jobs: Jobs) -> dict:
-    from servers.manager import Servers
-    from support.mcp_servers import config_dir, edge_entry, user_servers
-    home, marks = folder / "home", folder / "marks"
-    marks.mkdir()
-    user_servers(home, {"edge": edge_entry(EDGE_MARKS=str(marks))})
-    environ = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    settings = SimpleNamespace(mcp_timeout=60.0, mcp_tool_timeout=60.0, mcp_schema_budget=0, context_limit=200_000)
-    servers = Servers(folder, settings, environ, (), config_dir(home) / ".env", folder / "logs")
+    servers, marks = edge_servers(folder)
     try:
         servers.start(lambda question: "y", lambda notice: None)
         task = Jobs()
