@@ -15,37 +15,16 @@ from llm import AnthropicProvider, LLMError, Request, check_key
 from llm.anthropic_http import MAX_ANSWER_BYTES
 from llm.window_probe import WindowProbe
 from support.agents import TEST_KEY
-from support.sockets import listening
+from support.sockets import Endless, listening
 
 PARAMS = {"model": "m", "max_tokens": 64, "system": "", "messages": [{"role": "user", "content": "hi"}]}
 
 
-class Endless:
-    """A raw server that answers `head` (status line and headers, chunked) and then sends 64 KiB chunks of
-    `fill` until the client hangs up (256 MiB at most); `hung_up` is set then, `sent` counts the body's bytes."""
-
-    def __init__(self, head: bytes, fill: bytes = b"x"):
-        self.head, self.fill, self.sent = head, fill, 0
-        self.hung_up = threading.Event()
-        self.sock, self.url = listening()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        conn, _ = self.sock.accept()
-        conn.recv(65536)
-        chunk = b"%x\r\n%s\r\n" % (65536, (self.fill * 65536)[:65536])
-        try:
-            conn.sendall(self.head + b"Transfer-Encoding: chunked\r\n\r\n")
-            while self.sent < 1 << 28:      # 256 MiB: far past the bound, and an end for a client that reads all
-                conn.sendall(chunk)
-                self.sent += 65536
-        except OSError:
-            self.hung_up.set()
-        finally:
-            conn.close()
-
-    def close(self) -> None:
-        self.sock.close()
+def endless(head: bytes, fill: bytes = b"x") -> Endless:
+    """`head` (status line and headers), chunked, then 64 KiB chunks of `fill` until the client hangs up
+    (256 MiB at most: far past the bound)."""
+    return Endless(head + b"Transfer-Encoding: chunked\r\n\r\n", b"%x\r\n%s\r\n" % (65536, (fill * 65536)[:65536]),
+                   1 << 28)
 
 
 @pytest.mark.parametrize("fill", [b"x", b"\xff\xfe"])
@@ -53,7 +32,7 @@ def test_an_endless_error_body_is_read_only_to_a_bound(fill):
     """An error status whose body never ends: the call fails on the status with a short line, having read
     a bounded prefix, and hangs up — it used to read until API_TOTAL_TIMEOUT (gigabytes in memory) and go
     on reading after the call had given up."""
-    server = Endless(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n", fill)
+    server = endless(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n", fill)
     provider = AnthropicProvider(Settings(anthropic_base_url=server.url, anthropic_api_key=TEST_KEY,
                                           api_max_retries=0, api_total_timeout=120))
     try:
@@ -70,7 +49,7 @@ def test_an_endless_error_body_is_read_only_to_a_bound(fill):
 def test_the_key_check_does_not_read_an_endless_answer():
     """/login's one-model list answered with a body that never ends: the check reads a bounded prefix and
     ends (on the status: the key was taken) — it used to read forever, with no deadline at all."""
-    server = Endless(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", b" ")
+    server = endless(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", b" ")
     try:
         check = check_key(TEST_KEY, server.url, timeout=60)
         assert server.hung_up.wait(60)

@@ -20,6 +20,7 @@ from llm.contract import ErrorKind
 from llm.anthropic_http import AnthropicHTTP
 from llm.stream_watch import MAX_LINE_BYTES, MalformedStream, StreamTimeout, sse_events, watched_events
 from support.agents import TEST_KEY
+from support.sockets import Endless
 from test_concurrent_streams import CHUNKED, START, WAIT, Scripted, chunk, sse
 
 PARAMS = {"model": "m", "max_tokens": 64, "system": "", "messages": [{"role": "user", "content": "hi"}]}
@@ -119,31 +120,6 @@ def test_a_body_that_says_gzip_and_is_not_fails_in_one_line_and_the_next_call_ge
         assert got == [START, STOP]
     finally:
         server.close()
-
-
-class Endless:
-    """Answers the answer `first` then `more` again and again until the client hangs up (`hung_up`)."""
-
-    def __init__(self, first: bytes, more: bytes):
-        from support.sockets import listening
-        self.first, self.more, self.hung_up = first, more, threading.Event()
-        self.sock, self.url = listening()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        conn, _ = self.sock.accept()
-        conn.recv(65536)
-        try:
-            conn.sendall(self.first)
-            while True:
-                conn.sendall(self.more)
-        except OSError:
-            self.hung_up.set()
-        finally:
-            conn.close()
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def test_a_body_that_never_ends_after_message_stop_is_cut_at_the_idle_deadline():
