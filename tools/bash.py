@@ -102,7 +102,7 @@ def _read_until_done(proc: subprocess.Popen, sink: OutputSink, deadline: float, 
     assert proc.stdout is not None
     fd, exited_at, eof, counted, every = proc.stdout.fileno(), None, False, 0.0, COUNT_EVERY
     while True:
-        if held:
+        if held is not None:
             held.hand_on()
         now = time.monotonic()
         if now >= deadline:

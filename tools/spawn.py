@@ -44,9 +44,6 @@ class Held:
         self.previous: dict = {}                 # signum → the handler before
         self.handed: set[int] = set()            # handed on already: the same signal again adds nothing
 
-    def __bool__(self) -> bool:
-        return bool(self.came)
-
     def hand_on(self) -> None:
         """Hand what came to the handlers before, a stop first: the first that raises wins (KeyboardInterrupt,
         SystemExit); one that ignores it raises nothing."""
